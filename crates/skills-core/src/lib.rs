@@ -1,1 +1,66 @@
-//! tmp
+//! The core of `skills`: the Agent Skills data model, `SKILL.md` parsing and
+//! validation, the [`SkillProvider`] trait with in-code and layered providers, the
+//! byte-stable catalog renderer and transcript injection tagging.
+//!
+//! # Who should depend on this crate
+//! Anyone implementing a provider, a disclosure surface or an agent integration.
+//! The API is small on purpose and changes rarely.
+//!
+//! # What it must not depend on
+//! No I/O of any kind: no file system, network, processes, clocks or threads. The
+//! crate builds for `wasm32-unknown-unknown`, so edge workers can serve in-code
+//! skills. File-system discovery lives in `skills-fs`; agents in `skills-agent`.
+//!
+//! # Design
+//! * Only [`frontmatter`](crate::frontmatter) touches the YAML parser, so the
+//!   parser's hardening (size, depth, alias budget) lives in one place.
+//! * Validation never stops at the first problem: [`parse_skill_md`] returns every
+//!   [`Diagnostic`], each with a stable [`Code`], a message, file and line.
+//! * [`Mode::Strict`] reproduces the verdicts of the reference validator
+//!   `skills-ref`; [`Mode::Lenient`] (the default for loading) loads what a user
+//!   would expect and warns about the rest.
+//! * [`Catalog::render`] is a pure function: the same skills give the same bytes,
+//!   whatever order they were found in.
+//!
+//! ```
+//! use skills_core::{parse_skill_md, Origin, ValidationOptions, Catalog, RenderOptions};
+//! let src = "---\nname: greet\ndescription: Greets people. Use when the user says hello.\n---\nSay hello.\n";
+//! let out = parse_skill_md(src, Origin { file: Some("greet/SKILL.md"), dir_name: Some("greet") }, &ValidationOptions::strict());
+//! assert!(out.is_valid());
+//! let catalog = Catalog::new(out.document.map(|d| d.metadata));
+//! assert!(catalog.render(&RenderOptions::default()).contains(r#"<skill name="greet">"#));
+//! ```
+
+pub mod catalog;
+pub mod diagnostic;
+pub mod error;
+pub mod frontmatter;
+pub mod in_code;
+pub mod layered;
+pub mod metadata;
+pub mod name;
+pub mod provider;
+pub mod resource;
+pub mod tagging;
+pub mod tools_section;
+pub mod validate;
+
+pub use catalog::{Budget, BudgetLimit, Catalog, CatalogFormat, RenderOptions, estimate_tokens};
+pub use diagnostic::{Code, Diagnostic, Severity};
+pub use error::{Error, ErrorKind, Result};
+pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
+pub use layered::{FilteredProvider, LayeredProvider};
+pub use metadata::{ContextMode, Extensions, SkillMetadata};
+pub use name::{ReservedNames, SkillName};
+pub use provider::{Skill, SkillProvider};
+pub use resource::{
+    LineRange, ResourceContent, ResourceEntry, ResourceKind, ResourceListing, ResourcePath,
+};
+pub use tagging::{
+    InjectionAction, Message, Role, SKILL_INJECTION_KEY, SkillInjection, TaggedMessage,
+    collect_loaded_skill_names,
+};
+pub use validate::{
+    Mode, Origin, ParseOutcome, SkillDocument, ValidationOptions, parse_skill_md,
+    parse_skill_md_bytes,
+};

@@ -1,0 +1,564 @@
+//! The catalog (disclosure level 1): an immutable, sorted snapshot of skill metadata
+//! and its byte-stable rendering for a system prompt (F-DIS-1, F-DIS-2).
+//!
+//! Rendering is a pure function of (catalog, options): same skills in, same bytes
+//! out, whatever order they were discovered in. That is what keeps a provider's
+//! prompt cache hitting. The rendered text never mentions load state.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::metadata::SkillMetadata;
+
+/// An immutable, name-sorted snapshot of skill metadata with a content
+/// fingerprint. Cloning is cheap (one reference count).
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    entries: Arc<[SkillMetadata]>,
+    fingerprint: u64,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
+}
+
+impl PartialEq for Catalog {
+    fn eq(&self, other: &Self) -> bool {
+        self.fingerprint == other.fingerprint && self.entries == other.entries
+    }
+}
+
+impl Catalog {
+    /// Sorts `entries` by name. When a name appears twice, the first one given wins
+    /// (providers report such collisions as diagnostics).
+    pub fn new(entries: impl IntoIterator<Item = SkillMetadata>) -> Self {
+        let mut entries: Vec<SkillMetadata> = entries.into_iter().collect();
+        // A stable sort keeps the first of equal names first; dedup keeps it.
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        entries.dedup_by(|later, earlier| later.name == earlier.name);
+        let fingerprint = fingerprint(&entries);
+        Self {
+            entries: entries.into(),
+            fingerprint,
+        }
+    }
+
+    /// The entries, sorted by name.
+    pub fn entries(&self) -> &[SkillMetadata] {
+        &self.entries
+    }
+
+    /// The entry named `name`.
+    pub fn get(&self, name: &str) -> Option<&SkillMetadata> {
+        self.entries
+            .binary_search_by(|e| e.name.as_str().cmp(name))
+            .ok()
+            .and_then(|i| self.entries.get(i))
+    }
+
+    /// `true` when a skill named `name` is in the catalog.
+    pub fn contains(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// The names, sorted.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.name.as_str())
+    }
+
+    /// Number of skills.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// `true` when there are no skills.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// A 64-bit FNV-1a hash over every entry's metadata; equal catalogs have equal
+    /// fingerprints, so a changed fingerprint means "something changed".
+    pub fn fingerprint(&self) -> u64 {
+        self.fingerprint
+    }
+
+    /// Renders the catalog for a system prompt.
+    ///
+    /// Skills marked `disable-model-invocation` are left out (they load only on an
+    /// explicit mention). An empty catalog renders as the empty string.
+    pub fn render(&self, options: &RenderOptions) -> String {
+        render(&self.entries, options)
+    }
+}
+
+/// FNV-1a over the serialized metadata. Written by hand because it is six lines
+/// and needs no dependency; it is a change detector, not a security hash.
+fn fingerprint(entries: &[SkillMetadata]) -> u64 {
+    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+    const PRIME: u64 = 0x0000_0100_0000_01b3;
+    let mut hash = OFFSET;
+    let mut feed = |bytes: &[u8]| {
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(PRIME);
+        }
+        hash ^= 0xff;
+        hash = hash.wrapping_mul(PRIME);
+    };
+    for e in entries {
+        feed(e.name.as_str().as_bytes());
+        feed(e.description.as_bytes());
+        feed(e.raw_frontmatter.as_bytes());
+        for tool in &e.declared_tools {
+            feed(tool.as_bytes());
+        }
+    }
+    hash
+}
+
+/// The output format of [`Catalog::render`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CatalogFormat {
+    /// `<available_skills>` with one `<skill name="…">description</skill>` line per
+    /// skill (XML-escaped). The default.
+    #[default]
+    Xml,
+    /// A Markdown list.
+    Markdown,
+    /// One line of JSON: `{"instructions":…,"skills":[{"name","description"}],"omitted":[…]}`.
+    Json,
+}
+
+/// A size limit for the rendered catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BudgetLimit {
+    /// At most this many characters (Unicode scalar values).
+    Chars(usize),
+    /// At most this many tokens, as counted by [`RenderOptions::token_counter`].
+    Tokens(usize),
+}
+
+/// How much of the catalog may be rendered (F-DIS-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Budget {
+    /// Total size limit; `None` = unlimited.
+    pub limit: Option<BudgetLimit>,
+    /// Longest description shown per skill, in characters (cut with `…`).
+    pub description_cap: Option<usize>,
+}
+
+impl Budget {
+    /// No limit.
+    pub fn unlimited() -> Self {
+        Self::default()
+    }
+
+    /// A character limit.
+    pub fn chars(max: usize) -> Self {
+        Self {
+            limit: Some(BudgetLimit::Chars(max)),
+            description_cap: None,
+        }
+    }
+
+    /// A token limit.
+    pub fn tokens(max: usize) -> Self {
+        Self {
+            limit: Some(BudgetLimit::Tokens(max)),
+            description_cap: None,
+        }
+    }
+
+    /// A share of a context window, e.g. `percent_of_window(200_000, 2)` = 4 000 tokens.
+    pub fn percent_of_window(window_tokens: usize, percent: usize) -> Self {
+        Self::tokens(window_tokens.saturating_mul(percent) / 100)
+    }
+
+    /// Sets the per-entry description cap.
+    #[must_use]
+    pub fn with_description_cap(mut self, chars: usize) -> Self {
+        self.description_cap = Some(chars);
+        self
+    }
+}
+
+/// A rough token estimate: one token per four characters, rounded up. Good
+/// enough for budgets; callers with a real tokenizer pass their own counter.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// Options for [`Catalog::render`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RenderOptions {
+    /// Output format.
+    pub format: CatalogFormat,
+    /// Size limits.
+    pub budget: Budget,
+    /// The tool the guardrail tells the model to call (default `load_skill`).
+    pub load_tool: String,
+    /// Counts tokens for [`BudgetLimit::Tokens`] (default [`estimate_tokens`]).
+    pub token_counter: fn(&str) -> usize,
+}
+
+impl Default for RenderOptions {
+    fn default() -> Self {
+        Self {
+            format: CatalogFormat::Xml,
+            budget: Budget::unlimited(),
+            load_tool: "load_skill".to_owned(),
+            token_counter: estimate_tokens,
+        }
+    }
+}
+
+impl RenderOptions {
+    /// Sets the format.
+    #[must_use]
+    pub fn with_format(mut self, format: CatalogFormat) -> Self {
+        self.format = format;
+        self
+    }
+
+    /// Sets the budget.
+    #[must_use]
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Sets the name of the load tool mentioned in the guardrail.
+    #[must_use]
+    pub fn with_load_tool(mut self, tool: impl Into<String>) -> Self {
+        self.load_tool = tool.into();
+        self
+    }
+
+    /// Sets the token counter.
+    #[must_use]
+    pub fn with_token_counter(mut self, counter: fn(&str) -> usize) -> Self {
+        self.token_counter = counter;
+        self
+    }
+}
+
+/// Names shown at most in the "left out" note.
+const MAX_NOTE_NAMES: usize = 20;
+
+struct Shown<'a> {
+    name: &'a str,
+    description: String,
+}
+
+fn render(all: &[SkillMetadata], options: &RenderOptions) -> String {
+    let visible: Vec<Shown<'_>> = all
+        .iter()
+        .filter(|e| !e.extensions.disable_model_invocation)
+        .map(|e| Shown {
+            name: e.name.as_str(),
+            description: one_line(&e.description, options.budget.description_cap),
+        })
+        .collect();
+    if visible.is_empty() {
+        return String::new();
+    }
+    let guardrail = guardrail(&options.load_tool);
+    let Some(limit) = options.budget.limit else {
+        return assemble(options.format, &guardrail, &visible, &[]);
+    };
+    let cost = |text: &str| match limit {
+        BudgetLimit::Chars(_) => text.chars().count(),
+        BudgetLimit::Tokens(_) => (options.token_counter)(text),
+    };
+    let max = match limit {
+        BudgetLimit::Chars(n) | BudgetLimit::Tokens(n) => n,
+    };
+    let full = assemble(options.format, &guardrail, &visible, &[]);
+    if cost(&full) <= max {
+        return full;
+    }
+    // Reserve room for the worst-case note: the longest names it could list.
+    let mut longest: Vec<&str> = visible.iter().map(|s| s.name).collect();
+    longest.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    longest.truncate(MAX_NOTE_NAMES);
+    let worst_note = note_text(visible.len(), &longest);
+    let frame = assemble(options.format, &guardrail, &[], &[]);
+    let mut used = cost(&frame) + cost(&worst_note) + 2;
+    let mut kept: Vec<Shown<'_>> = Vec::new();
+    let mut omitted: Vec<&str> = Vec::new();
+    for shown in visible {
+        let line_cost = cost(&entry_line(options.format, &shown));
+        if used + line_cost <= max {
+            used += line_cost;
+            kept.push(shown);
+        } else {
+            omitted.push(shown.name);
+        }
+    }
+    assemble(options.format, &guardrail, &kept, &omitted)
+}
+
+fn guardrail(tool: &str) -> String {
+    format!(
+        "Skills are instructions for specific tasks, not tools you can call. When a task matches a skill's description, call `{tool}` with the skill's name before you act, then follow the instructions it returns."
+    )
+}
+
+fn note_text(omitted: usize, names: &[&str]) -> String {
+    let mut note = format!(
+        "{omitted} more skill{} not listed here to fit the catalog budget: ",
+        if omitted == 1 { " is" } else { "s are" }
+    );
+    note.push_str(
+        &names
+            .iter()
+            .take(MAX_NOTE_NAMES)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    if omitted > MAX_NOTE_NAMES {
+        let _ = write!(note, ", and {} others", omitted - MAX_NOTE_NAMES);
+    }
+    note.push_str(". They can still be loaded by name.");
+    note
+}
+
+/// Collapses whitespace runs (newlines included) to one space and applies the cap.
+fn one_line(text: &str, cap: Option<usize>) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    if let Some(cap) = cap {
+        if out.chars().count() > cap {
+            let cut = out
+                .char_indices()
+                .nth(cap.saturating_sub(1))
+                .map_or(out.len(), |(i, _)| i);
+            out.truncate(cut);
+            out.truncate(out.trim_end().len());
+            out.push('…');
+        }
+    }
+    out
+}
+
+fn entry_line(format: CatalogFormat, shown: &Shown<'_>) -> String {
+    let mut out = String::new();
+    push_entry(&mut out, format, shown, true);
+    out
+}
+
+fn push_entry(out: &mut String, format: CatalogFormat, shown: &Shown<'_>, first: bool) {
+    match format {
+        CatalogFormat::Xml => {
+            out.push_str("<skill name=\"");
+            escape_xml(out, shown.name);
+            out.push_str("\">");
+            escape_xml(out, &shown.description);
+            out.push_str("</skill>\n");
+        }
+        CatalogFormat::Markdown => {
+            out.push_str("- `");
+            out.push_str(shown.name);
+            out.push_str("`: ");
+            out.push_str(&shown.description);
+            out.push('\n');
+        }
+        CatalogFormat::Json => {
+            if !first {
+                out.push(',');
+            }
+            #[derive(Serialize)]
+            struct Entry<'a> {
+                name: &'a str,
+                description: &'a str,
+            }
+            push_json(
+                out,
+                &Entry {
+                    name: shown.name,
+                    description: &shown.description,
+                },
+            );
+        }
+    }
+}
+
+fn push_json<T: Serialize>(out: &mut String, value: &T) {
+    // Serializing plain strings into a String cannot fail.
+    if let Ok(text) = serde_json::to_string(value) {
+        out.push_str(&text);
+    }
+}
+
+fn assemble(
+    format: CatalogFormat,
+    guardrail: &str,
+    shown: &[Shown<'_>],
+    omitted: &[&str],
+) -> String {
+    let mut out = String::with_capacity(64 + shown.len() * 128);
+    match format {
+        CatalogFormat::Xml => {
+            out.push_str(guardrail);
+            out.push_str("\n<available_skills>\n");
+            for s in shown {
+                push_entry(&mut out, format, s, true);
+            }
+            out.push_str("</available_skills>\n");
+            if !omitted.is_empty() {
+                escape_xml(&mut out, &note_text(omitted.len(), omitted));
+                out.push('\n');
+            }
+        }
+        CatalogFormat::Markdown => {
+            out.push_str("## Available skills\n\n");
+            out.push_str(guardrail);
+            out.push_str("\n\n");
+            for s in shown {
+                push_entry(&mut out, format, s, true);
+            }
+            if !omitted.is_empty() {
+                out.push('\n');
+                out.push_str(&note_text(omitted.len(), omitted));
+                out.push('\n');
+            }
+        }
+        CatalogFormat::Json => {
+            out.push_str("{\"instructions\":");
+            push_json(&mut out, &guardrail);
+            out.push_str(",\"skills\":[");
+            for (i, s) in shown.iter().enumerate() {
+                push_entry(&mut out, format, s, i == 0);
+            }
+            out.push_str("],\"omitted\":");
+            push_json(&mut out, &omitted);
+            out.push_str("}\n");
+        }
+    }
+    out
+}
+
+/// Escapes `& < > " '` for XML text and attribute values.
+pub fn escape_xml(out: &mut String, text: &str) {
+    let mut last = 0;
+    for (i, b) in text.bytes().enumerate() {
+        let rep = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&apos;",
+            _ => continue,
+        };
+        out.push_str(&text[last..i]);
+        out.push_str(rep);
+        last = i + 1;
+    }
+    out.push_str(&text[last..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::name::SkillName;
+
+    fn meta(name: &str, desc: &str) -> SkillMetadata {
+        SkillMetadata::new(SkillName::parse(name).expect("name"), desc)
+    }
+
+    #[test]
+    fn empty_renders_nothing() {
+        for format in [
+            CatalogFormat::Xml,
+            CatalogFormat::Markdown,
+            CatalogFormat::Json,
+        ] {
+            assert_eq!(
+                Catalog::default().render(&RenderOptions::default().with_format(format)),
+                ""
+            );
+        }
+    }
+
+    #[test]
+    fn sorted_deduped_and_searchable() {
+        let c = Catalog::new(vec![
+            meta("b", "first b"),
+            meta("a", "x"),
+            meta("b", "second b"),
+        ]);
+        assert_eq!(c.names().collect::<Vec<_>>(), vec!["a", "b"]);
+        assert_eq!(c.get("b").map(|m| m.description.as_str()), Some("first b"));
+        assert!(c.get("zz").is_none());
+        assert_ne!(
+            c.fingerprint(),
+            Catalog::new(vec![meta("a", "y")]).fingerprint()
+        );
+    }
+
+    #[test]
+    fn escapes_xml() {
+        let c = Catalog::new(vec![meta("a", "x </available_skills> & \"q\"")]);
+        let out = c.render(&RenderOptions::default());
+        assert!(out.contains("x &lt;/available_skills&gt; &amp; &quot;q&quot;"));
+        assert_eq!(out.matches("</available_skills>").count(), 1);
+    }
+
+    #[test]
+    fn hidden_skills_are_not_listed() {
+        let mut hidden = meta("secret", "d");
+        hidden.extensions.disable_model_invocation = true;
+        let c = Catalog::new(vec![hidden.clone()]);
+        assert_eq!(c.render(&RenderOptions::default()), "");
+        let c = Catalog::new(vec![hidden, meta("open", "d")]);
+        let out = c.render(&RenderOptions::default());
+        assert!(out.contains("open") && !out.contains("secret"));
+    }
+
+    #[test]
+    fn budget_names_what_was_left_out() {
+        let entries: Vec<_> = (0..50)
+            .map(|i| meta(&format!("skill-{i:02}"), &"word ".repeat(20)))
+            .collect();
+        let c = Catalog::new(entries);
+        for limit in [Budget::chars(1500), Budget::tokens(400)] {
+            let opts = RenderOptions::default().with_budget(limit);
+            let out = c.render(&opts);
+            let size = match limit.limit {
+                Some(BudgetLimit::Chars(n)) => (out.chars().count(), n),
+                Some(BudgetLimit::Tokens(n)) => (estimate_tokens(&out), n),
+                None => unreachable!("limit set"),
+            };
+            assert!(size.0 <= size.1, "{size:?}");
+            let kept = out.matches("<skill ").count();
+            assert!(kept > 0 && kept < 50, "{kept}");
+            let note = format!("{} more skills are not listed here", 50 - kept);
+            assert!(out.contains(&note), "{out}");
+            assert!(
+                out.contains(&format!("and {} others", 50 - kept - 20)),
+                "{out}"
+            );
+        }
+        let opts =
+            RenderOptions::default().with_budget(Budget::unlimited().with_description_cap(10));
+        assert!(c.render(&opts).contains(">word word…</skill>"));
+    }
+
+    #[test]
+    fn description_is_one_line() {
+        assert_eq!(one_line("a\n  b\tc ", None), "a b c");
+        assert_eq!(one_line("abcdef", Some(3)), "ab…");
+        assert_eq!(one_line("abc", Some(3)), "abc");
+    }
+}

@@ -1,0 +1,241 @@
+//! Composing providers (F-PRV-9): layers with precedence, and filtered views.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::catalog::Catalog;
+use crate::diagnostic::{Code, Diagnostic};
+use crate::error::Result;
+use crate::metadata::SkillMetadata;
+use crate::provider::{Skill, SkillProvider, not_found};
+use crate::resource::{LineRange, ResourceContent};
+
+/// Several providers as one. Earlier layers win: when two layers have a skill with
+/// the same name, the earlier layer's skill is used and a `layer-collision`
+/// warning names both layers.
+#[derive(Debug, Clone, Default)]
+pub struct LayeredProvider {
+    layers: Vec<(String, Arc<dyn SkillProvider>)>,
+}
+
+impl LayeredProvider {
+    /// An empty stack of layers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a layer below the existing ones (lower precedence), with a label used
+    /// in collision warnings (e.g. `project`, `user`, a path).
+    #[must_use]
+    pub fn with_layer(
+        mut self,
+        label: impl Into<String>,
+        provider: Arc<dyn SkillProvider>,
+    ) -> Self {
+        self.layers.push((label.into(), provider));
+        self
+    }
+
+    async fn catalogs(&self) -> Result<Vec<Catalog>> {
+        let mut out = Vec::with_capacity(self.layers.len());
+        for (_, layer) in &self.layers {
+            out.push(layer.list().await?);
+        }
+        Ok(out)
+    }
+
+    /// The first layer that has `name`, with the merged catalog.
+    async fn owner(&self, name: &str) -> Result<&Arc<dyn SkillProvider>> {
+        let catalogs = self.catalogs().await?;
+        for ((_, layer), catalog) in self.layers.iter().zip(&catalogs) {
+            if catalog.contains(name) {
+                return Ok(layer);
+            }
+        }
+        Err(not_found(name, &merge(&catalogs)))
+    }
+}
+
+fn merge(catalogs: &[Catalog]) -> Catalog {
+    // `Catalog::new` keeps the first entry of equal names: the earliest layer.
+    Catalog::new(catalogs.iter().flat_map(|c| c.entries().iter().cloned()))
+}
+
+#[async_trait]
+impl SkillProvider for LayeredProvider {
+    async fn list(&self) -> Result<Catalog> {
+        Ok(merge(&self.catalogs().await?))
+    }
+
+    async fn get(&self, name: &str) -> Result<Skill> {
+        self.owner(name).await?.get(name).await
+    }
+
+    async fn read_resource(
+        &self,
+        name: &str,
+        path: &str,
+        range: Option<LineRange>,
+    ) -> Result<ResourceContent> {
+        self.owner(name)
+            .await?
+            .read_resource(name, path, range)
+            .await
+    }
+
+    async fn diagnostics(&self) -> Vec<Diagnostic> {
+        let mut out = Vec::new();
+        let mut seen: Vec<(&str, String)> = Vec::new();
+        for (label, layer) in &self.layers {
+            out.extend(layer.diagnostics().await);
+            let catalog = match layer.list().await {
+                Ok(c) => c,
+                Err(err) => {
+                    out.push(Diagnostic::warning(
+                        Code::IoError,
+                        format!("layer `{label}` could not list its skills: {err}"),
+                    ));
+                    continue;
+                }
+            };
+            for name in catalog.names() {
+                match seen.iter().find(|(_, n)| n == name) {
+                    Some((winner, _)) => out.push(Diagnostic::warning(
+                        Code::LayerCollision,
+                        format!(
+                            "skill `{name}` exists in layer `{winner}` and in layer `{label}`; the one in `{winner}` is used"
+                        ),
+                    )),
+                    None => seen.push((label.as_str(), name.to_owned())),
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A predicate deciding which skills a view shows.
+pub type SkillFilter = Arc<dyn Fn(&SkillMetadata) -> bool + Send + Sync>;
+
+/// A view of a provider that shows only the skills a predicate accepts, e.g. per
+/// tenant or per request. Hidden skills behave exactly like missing ones.
+#[derive(Clone)]
+pub struct FilteredProvider {
+    inner: Arc<dyn SkillProvider>,
+    filter: SkillFilter,
+}
+
+impl fmt::Debug for FilteredProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FilteredProvider")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FilteredProvider {
+    /// A view of `inner` showing only skills for which `filter` returns `true`.
+    pub fn new<F>(inner: Arc<dyn SkillProvider>, filter: F) -> Self
+    where
+        F: Fn(&SkillMetadata) -> bool + Send + Sync + 'static,
+    {
+        Self {
+            inner,
+            filter: Arc::new(filter),
+        }
+    }
+
+    async fn visible(&self, name: &str) -> Result<()> {
+        let catalog = self.list().await?;
+        if catalog.contains(name) {
+            Ok(())
+        } else {
+            Err(not_found(name, &catalog))
+        }
+    }
+}
+
+#[async_trait]
+impl SkillProvider for FilteredProvider {
+    async fn list(&self) -> Result<Catalog> {
+        let all = self.inner.list().await?;
+        Ok(Catalog::new(
+            all.entries().iter().filter(|m| (self.filter)(m)).cloned(),
+        ))
+    }
+
+    async fn get(&self, name: &str) -> Result<Skill> {
+        self.visible(name).await?;
+        self.inner.get(name).await
+    }
+
+    async fn read_resource(
+        &self,
+        name: &str,
+        path: &str,
+        range: Option<LineRange>,
+    ) -> Result<ResourceContent> {
+        self.visible(name).await?;
+        self.inner.read_resource(name, path, range).await
+    }
+
+    async fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.inner.diagnostics().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+    use crate::in_code::{InCodeProvider, define_skill};
+
+    fn provider(skills: &[(&str, &str)]) -> Arc<dyn SkillProvider> {
+        let built = skills
+            .iter()
+            .map(|(n, d)| define_skill(*n, *d).body(*d).build().expect("valid"));
+        Arc::new(InCodeProvider::new(built).expect("provider"))
+    }
+
+    #[test]
+    fn earlier_layers_win_and_collisions_warn() {
+        let layered = LayeredProvider::new()
+            .with_layer(
+                "project",
+                provider(&[("a", "project a"), ("b", "project b")]),
+            )
+            .with_layer("user", provider(&[("a", "user a"), ("c", "user c")]));
+        pollster::block_on(async {
+            let list = layered.list().await.expect("list");
+            assert_eq!(list.names().collect::<Vec<_>>(), vec!["a", "b", "c"]);
+            assert_eq!(
+                list.get("a").map(|m| m.description.as_str()),
+                Some("project a")
+            );
+            assert_eq!(layered.get("a").await.expect("get").body, "project a");
+            assert_eq!(layered.get("c").await.expect("get").body, "user c");
+            let e = layered.get("zz").await.expect_err("missing");
+            assert_eq!(e.available(), ["a", "b", "c"]);
+            let diags = layered.diagnostics().await;
+            assert_eq!(diags.len(), 1);
+            assert_eq!(diags[0].code, Code::LayerCollision);
+            assert!(diags[0].message.contains("`project`") && diags[0].message.contains("`user`"));
+        });
+    }
+
+    #[test]
+    fn filtered_view_hides_skills() {
+        let view = FilteredProvider::new(provider(&[("a", "x"), ("b", "y")]), |m| {
+            m.name.as_str() != "b"
+        });
+        pollster::block_on(async {
+            assert_eq!(view.list().await.expect("list").len(), 1);
+            let e = view.get("b").await.expect_err("hidden");
+            assert_eq!(e.kind(), ErrorKind::SkillNotFound);
+            assert_eq!(e.available(), ["a"]);
+            assert!(view.read_resource("b", "x", None).await.is_err());
+        });
+    }
+}

@@ -1,0 +1,228 @@
+//! Skill names: the validated [`SkillName`] newtype and the naming rules.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::Serialize;
+use unicode_normalization::UnicodeNormalization;
+
+use crate::diagnostic::Code;
+use crate::error::{Error, ErrorKind};
+
+/// The longest name the specification allows, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// A skill name that follows the character rules of the specification.
+///
+/// A `SkillName` is NFKC-normalized, non-empty, lowercase, made only of letters,
+/// digits and hyphens, with no leading, trailing or doubled hyphen. Parsing is the
+/// only way to build one. Length is *not* part of the type: the 64-character limit
+/// is a validation rule (an error in strict mode, a warning in lenient mode).
+///
+/// Because names never contain `_`, they can never collide with tool names such as
+/// `load_skill`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct SkillName(String);
+
+impl SkillName {
+    /// Parses and normalizes a name (surrounding whitespace is trimmed, then NFKC).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidSkill`] naming every rule the name breaks.
+    pub fn parse(raw: &str) -> Result<Self, Error> {
+        let name = normalize_name(raw);
+        let problems = check_chars(&name);
+        if problems.is_empty() {
+            Ok(SkillName(name))
+        } else {
+            let text: Vec<String> = problems.into_iter().map(|(_, m)| m).collect();
+            Err(Error::new(ErrorKind::InvalidSkill, text.join("; ")))
+        }
+    }
+
+    /// The name as a string slice.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Consumes the name, returning the inner string.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl fmt::Display for SkillName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for SkillName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SkillName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for SkillName {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        SkillName::parse(s)
+    }
+}
+
+/// Trims and NFKC-normalizes a raw name, as the specification compares names.
+pub fn normalize_name(raw: &str) -> String {
+    let trimmed = raw.trim();
+    if trimmed.is_ascii() {
+        trimmed.to_owned()
+    } else {
+        trimmed.nfkc().collect()
+    }
+}
+
+/// NFKC-normalizes without trimming (directory names are compared this way).
+pub(crate) fn normalize_name_keep_space(raw: &str) -> String {
+    if raw.is_ascii() {
+        raw.to_owned()
+    } else {
+        raw.nfkc().collect()
+    }
+}
+
+/// The character rules (everything but length and the directory match), on an
+/// already normalized name. Returns every broken rule with a message.
+pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
+    let mut problems = Vec::new();
+    if name.is_empty() {
+        problems.push((
+            Code::NameEmpty,
+            "the name must be a non-empty string".to_owned(),
+        ));
+        return problems;
+    }
+    if name.to_lowercase() != name {
+        problems.push((
+            Code::NameNotLowercase,
+            format!("the name `{name}` must be lowercase"),
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        problems.push((
+            Code::NameHyphenEdge,
+            format!("the name `{name}` must not start or end with a hyphen"),
+        ));
+    }
+    if name.contains("--") {
+        problems.push((
+            Code::NameConsecutiveHyphens,
+            format!("the name `{name}` must not contain consecutive hyphens"),
+        ));
+    }
+    if !name.chars().all(|c| c == '-' || c.is_alphanumeric()) {
+        problems.push((
+            Code::NameInvalidChars,
+            format!("the name `{name}` may only contain letters, digits and hyphens"),
+        ));
+    }
+    problems
+}
+
+/// Which names a platform refuses (F-FMT-7). Empty by default.
+///
+/// A name is reserved when it contains any of the listed words as a substring
+/// (case-insensitive), e.g. `ReservedNames::words(["anthropic", "claude"])`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReservedNames {
+    words: Vec<String>,
+}
+
+impl ReservedNames {
+    /// No reserved names.
+    pub fn none() -> Self {
+        Self::default()
+    }
+
+    /// Names containing any of these words are reserved.
+    pub fn words<I, S>(words: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let mut words: Vec<String> = words
+            .into_iter()
+            .map(|w| w.into().to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect();
+        words.sort();
+        words.dedup();
+        Self { words }
+    }
+
+    /// The reserved word `name` contains, if any.
+    pub fn matched(&self, name: &str) -> Option<&str> {
+        let lower = name.to_lowercase();
+        self.words
+            .iter()
+            .find(|w| lower.contains(w.as_str()))
+            .map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_valid_names() {
+        for ok in ["pdf", "a-b-c", "café", "日本語", "x1", "  spaced  "] {
+            assert!(SkillName::parse(ok).is_ok(), "{ok}");
+        }
+        assert_eq!(
+            SkillName::parse(" ab ").map(SkillName::into_string).ok(),
+            Some("ab".into())
+        );
+        // NFKC folds the ligature into plain letters.
+        assert_eq!(
+            SkillName::parse("ﬁle").map(SkillName::into_string).ok(),
+            Some("file".into())
+        );
+    }
+
+    #[test]
+    fn rejects_bad_names_with_every_reason() {
+        let codes = |n: &str| -> Vec<Code> {
+            check_chars(&normalize_name(n))
+                .into_iter()
+                .map(|p| p.0)
+                .collect()
+        };
+        assert_eq!(codes(""), vec![Code::NameEmpty]);
+        assert_eq!(codes("   "), vec![Code::NameEmpty]);
+        assert_eq!(
+            codes("Bad--"),
+            vec![
+                Code::NameNotLowercase,
+                Code::NameHyphenEdge,
+                Code::NameConsecutiveHyphens
+            ]
+        );
+        assert_eq!(codes("a_b"), vec![Code::NameInvalidChars]);
+        assert_eq!(codes("a.b c"), vec![Code::NameInvalidChars]);
+        assert!(SkillName::parse("load_skill").is_err());
+    }
+
+    #[test]
+    fn reserved_words_match_substrings() {
+        let r = ReservedNames::words(["Claude", "anthropic"]);
+        assert_eq!(r.matched("my-claude-helper"), Some("claude"));
+        assert_eq!(r.matched("pdf"), None);
+        assert_eq!(ReservedNames::none().matched("claude"), None);
+    }
+}
