@@ -1,1 +1,496 @@
-fn main() {}
+//! `skills`: check Agent Skills and see what a model would see.
+//!
+//! A thin binary over `skills-core` and `skills-fs`: it parses arguments, calls the
+//! libraries and prints. It must not contain skill rules of its own; anything a
+//! library user would also want belongs in a library crate.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+use skills_core::{
+    Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LineRange, RenderOptions,
+    SkillProvider, ValidationOptions,
+};
+use skills_fs::{Discovery, FsOptions, FsProvider, discover};
+
+const AFTER_HELP: &str = "\
+Paths: each PATH is a folder of skills (searched recursively) or one skill folder.
+With no PATH and no --root, `examples/skills` is used when it exists here.
+
+Exit codes:
+  0  success (validate: every skill is valid)
+  1  validate: invalid skills found; show/read: skill or file not found or refused
+  2  usage error or I/O error";
+
+/// Check Agent Skills and see what a model would see.
+#[derive(Debug, Parser)]
+#[command(name = "skills", version, about, after_help = AFTER_HELP)]
+struct Cli {
+    /// A skills root (repeatable); combined with the PATH arguments.
+    #[arg(long = "root", global = true, value_name = "PATH")]
+    roots: Vec<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate skills and print every problem found.
+    #[command(after_help = AFTER_HELP)]
+    Validate {
+        /// Judge by the specification exactly (the verdicts of `skills-ref validate`).
+        #[arg(long)]
+        strict: bool,
+        /// Print a JSON report instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+    /// List the skills that load, one per line.
+    #[command(after_help = AFTER_HELP)]
+    List {
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+    /// Print the catalog a model sees in its system prompt.
+    #[command(after_help = AFTER_HELP)]
+    Catalog {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Xml)]
+        format: Format,
+        /// Size limit: `N` characters or `Nt` (estimated) tokens.
+        #[arg(long, value_parser = parse_budget, value_name = "N|Nt")]
+        budget: Option<BudgetLimit>,
+        /// Longest description shown per skill, in characters.
+        #[arg(long, value_name = "N")]
+        description_cap: Option<usize>,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+    /// Print one skill: its metadata, files and body.
+    #[command(after_help = AFTER_HELP)]
+    Show {
+        /// The skill's name.
+        name: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+    /// Print one file of a skill (a line range of it with --lines).
+    #[command(after_help = AFTER_HELP)]
+    Read {
+        /// The skill's name.
+        name: String,
+        /// The file, relative to the skill folder (e.g. `references/guide.md`).
+        file: String,
+        /// Lines to print: `A:B`, `A:` or `A` (1-based, inclusive).
+        #[arg(long, value_parser = parse_lines, value_name = "A:B")]
+        lines: Option<LineRange>,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Xml,
+    Markdown,
+    Json,
+}
+
+fn parse_budget(text: &str) -> Result<BudgetLimit, String> {
+    let bad = || {
+        format!("invalid budget `{text}`: use N (characters) or Nt (tokens), e.g. 8000 or 2000t")
+    };
+    match text.strip_suffix('t') {
+        Some(n) => n.parse().map(BudgetLimit::Tokens).map_err(|_| bad()),
+        None => text.parse().map(BudgetLimit::Chars).map_err(|_| bad()),
+    }
+}
+
+fn parse_lines(text: &str) -> Result<LineRange, String> {
+    LineRange::parse(text).map_err(|e| e.to_string())
+}
+
+/// A failure that ends the command with a message and an exit code.
+struct Failure {
+    code: u8,
+    message: String,
+}
+
+impl Failure {
+    fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: 2,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<io::Error> for Failure {
+    fn from(err: io::Error) -> Self {
+        Self {
+            code: 2,
+            message: format!("cannot write output: {err}"),
+        }
+    }
+}
+
+impl From<skills_core::Error> for Failure {
+    fn from(err: skills_core::Error) -> Self {
+        let code = match err.kind() {
+            ErrorKind::Io | ErrorKind::InvalidRange | ErrorKind::Other => 2,
+            _ => 1,
+        };
+        Self {
+            code,
+            message: err.to_string(),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) if failure.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("error: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<u8, Failure> {
+    let Cli { roots, command } = cli;
+    let mut out = io::stdout().lock();
+    match command {
+        Command::Validate {
+            strict,
+            json,
+            paths,
+        } => {
+            let roots = resolve_roots(&roots, paths)?;
+            let validation = if strict {
+                ValidationOptions::strict()
+            } else {
+                ValidationOptions::lenient()
+            };
+            let options = FsOptions::default().with_validation(validation);
+            let report = validate(&roots, &options);
+            if json {
+                serde_json::to_writer_pretty(&mut out, &report.to_json())
+                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                writeln!(out)?;
+            } else {
+                report.write_text(&mut out)?;
+            }
+            Ok(
+                if report.discovery.is_valid() && report.missing.is_empty() {
+                    0
+                } else {
+                    1
+                },
+            )
+        }
+        Command::List { json, paths } => {
+            let provider = provider(&roots, paths)?;
+            let catalog = block_on(provider.list())?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, catalog.entries())
+                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                writeln!(out)?;
+            } else {
+                let width = catalog.names().map(str::len).max().unwrap_or(0);
+                for m in catalog.entries() {
+                    let desc: Vec<&str> = m.description.split_whitespace().collect();
+                    writeln!(out, "{:width$}  {}", m.name.as_str(), desc.join(" "))?;
+                }
+            }
+            warn_skipped(&provider);
+            Ok(0)
+        }
+        Command::Catalog {
+            format,
+            budget,
+            description_cap,
+            paths,
+        } => {
+            let provider = provider(&roots, paths)?;
+            let catalog = block_on(provider.list())?;
+            let format = match format {
+                Format::Xml => CatalogFormat::Xml,
+                Format::Markdown => CatalogFormat::Markdown,
+                Format::Json => CatalogFormat::Json,
+            };
+            let budget = Budget {
+                limit: budget,
+                description_cap,
+            };
+            let text = catalog.render(
+                &RenderOptions::default()
+                    .with_format(format)
+                    .with_budget(budget),
+            );
+            out.write_all(text.as_bytes())?;
+            warn_skipped(&provider);
+            Ok(0)
+        }
+        Command::Show { name, json, paths } => {
+            let provider = provider(&roots, paths)?;
+            let skill = block_on(provider.get(&name))?;
+            if json {
+                serde_json::to_writer_pretty(&mut out, &skill)
+                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                writeln!(out)?;
+                return Ok(0);
+            }
+            let m = &skill.metadata;
+            writeln!(out, "name:        {}", m.name)?;
+            writeln!(out, "description: {}", m.description)?;
+            if let Some(location) = &skill.location {
+                writeln!(out, "location:    {location}")?;
+            }
+            if let Some(license) = &m.license {
+                writeln!(out, "license:     {license}")?;
+            }
+            if !m.declared_tools.is_empty() {
+                writeln!(out, "tools:       {}", m.declared_tools.join(", "))?;
+            }
+            if !skill.resources.is_empty() {
+                writeln!(out, "files:")?;
+                for e in &skill.resources.entries {
+                    let size = e.size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
+                    writeln!(out, "  {}{size}", e.path)?;
+                }
+                if skill.resources.omitted > 0 {
+                    writeln!(out, "  … and {} more", skill.resources.omitted)?;
+                }
+            }
+            writeln!(out, "---")?;
+            writeln!(out, "{}", skill.body)?;
+            Ok(0)
+        }
+        Command::Read {
+            name,
+            file,
+            lines,
+            paths,
+        } => {
+            let provider = provider(&roots, paths)?;
+            let content = block_on(provider.read_resource(&name, &file, lines))?;
+            out.write_all(content.text.as_bytes())?;
+            Ok(0)
+        }
+    }
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    pollster::block_on(future)
+}
+
+/// The roots to use: `--root` values and PATH arguments, or `examples/skills`.
+fn resolve_roots(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+    let mut all: Vec<PathBuf> = roots.iter().cloned().chain(paths).collect();
+    if all.is_empty() {
+        let default = PathBuf::from("examples/skills");
+        if default.is_dir() {
+            all.push(default);
+        } else {
+            return Err(Failure::usage(
+                "no skills path given and no `examples/skills` here; pass a PATH or --root",
+            ));
+        }
+    }
+    for path in &mut all {
+        if !path.exists() {
+            return Err(Failure::usage(format!(
+                "`{}` does not exist",
+                path.display()
+            )));
+        }
+        // Like the reference validator, a path to SKILL.md means its folder.
+        if path.is_file()
+            && path
+                .file_name()
+                .is_some_and(|n| n.eq_ignore_ascii_case("skill.md"))
+        {
+            let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            *path = if parent.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                parent
+            };
+        }
+    }
+    Ok(all)
+}
+
+fn provider(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<FsProvider, Failure> {
+    let roots = resolve_roots(roots, paths)?;
+    Ok(FsProvider::new(roots, FsOptions::default()))
+}
+
+fn warn_skipped(provider: &FsProvider) {
+    let diagnostics = block_on(provider.diagnostics());
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    if errors + warnings > 0 {
+        eprintln!(
+            "warning: {errors} error(s) and {warnings} warning(s) while loading skills; run `skills validate` for details"
+        );
+    }
+}
+
+/// The result of `skills validate`.
+struct ValidateReport {
+    discovery: Discovery,
+    /// Root-level errors for paths under which no skill was found.
+    missing: Vec<Diagnostic>,
+}
+
+fn validate(roots: &[PathBuf], options: &FsOptions) -> ValidateReport {
+    let mut discovery = discover(roots, options);
+    mark_duplicates(&mut discovery);
+    let mut missing = Vec::new();
+    for root in roots {
+        let found = discovery.skills.iter().any(|s| s.dir.starts_with(root));
+        let unreadable = discovery
+            .diagnostics
+            .iter()
+            .any(|d| d.is_error() && d.message.contains(&root.display().to_string()));
+        if !found && !unreadable {
+            missing.push(Diagnostic::error(
+                Code::SkillMdMissing,
+                format!(
+                    "no skill found in `{}`: a skill folder needs a SKILL.md",
+                    root.display()
+                ),
+            ));
+        }
+    }
+    ValidateReport { discovery, missing }
+}
+
+/// Adds `skill-duplicate` warnings: the first skill of a name wins.
+fn mark_duplicates(discovery: &mut Discovery) {
+    let mut seen: Vec<(String, PathBuf)> = Vec::new();
+    for skill in &mut discovery.skills {
+        let Some(name) = skill.name().map(str::to_owned) else {
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
+            skill.diagnostics.push(Diagnostic::warning(
+                Code::SkillDuplicate,
+                format!(
+                    "skill `{name}` in `{}` has the same name as `{}`, found first; only one can load",
+                    skill.dir.display(),
+                    first.display()
+                ),
+            ));
+        } else {
+            seen.push((name, skill.dir.clone()));
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    valid: bool,
+    errors: usize,
+    warnings: usize,
+    diagnostics: Vec<&'a Diagnostic>,
+    skills: Vec<JsonSkill<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonSkill<'a> {
+    dir: String,
+    name: Option<&'a str>,
+    valid: bool,
+    diagnostics: &'a [Diagnostic],
+}
+
+impl ValidateReport {
+    fn all_diagnostics(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.missing
+            .iter()
+            .chain(&self.discovery.diagnostics)
+            .chain(self.discovery.skills.iter().flat_map(|s| &s.diagnostics))
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        let errors = self.all_diagnostics().filter(|d| d.is_error()).count();
+        let warnings = self.all_diagnostics().count() - errors;
+        (errors, warnings)
+    }
+
+    fn to_json(&self) -> JsonReport<'_> {
+        let (errors, warnings) = self.counts();
+        JsonReport {
+            valid: errors == 0,
+            errors,
+            warnings,
+            diagnostics: self
+                .missing
+                .iter()
+                .chain(&self.discovery.diagnostics)
+                .collect(),
+            skills: self
+                .discovery
+                .skills
+                .iter()
+                .map(|s| JsonSkill {
+                    dir: s.dir.display().to_string(),
+                    name: s.name(),
+                    valid: s.is_valid(),
+                    diagnostics: &s.diagnostics,
+                })
+                .collect(),
+        }
+    }
+
+    fn write_text(&self, out: &mut impl Write) -> io::Result<()> {
+        for d in self.missing.iter().chain(&self.discovery.diagnostics) {
+            writeln!(out, "{d}")?;
+        }
+        let mut valid = 0;
+        for s in &self.discovery.skills {
+            let label = s.name().map_or_else(
+                || {
+                    s.dir
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                },
+                str::to_owned,
+            );
+            if s.is_valid() {
+                valid += 1;
+                writeln!(out, "ok       {label}  ({})", s.dir.display())?;
+            } else {
+                writeln!(out, "INVALID  {label}  ({})", s.dir.display())?;
+            }
+            for d in &s.diagnostics {
+                writeln!(out, "    {d}")?;
+            }
+        }
+        let (errors, warnings) = self.counts();
+        let total = self.discovery.skills.len();
+        writeln!(
+            out,
+            "{total} skill(s) checked: {valid} valid, {} invalid; {errors} error(s), {warnings} warning(s)",
+            total - valid
+        )
+    }
+}

@@ -338,16 +338,16 @@ fn one_line(text: &str, cap: Option<usize>) -> String {
         }
         out.push_str(word);
     }
-    if let Some(cap) = cap {
-        if out.chars().count() > cap {
-            let cut = out
-                .char_indices()
-                .nth(cap.saturating_sub(1))
-                .map_or(out.len(), |(i, _)| i);
-            out.truncate(cut);
-            out.truncate(out.trim_end().len());
-            out.push('…');
-        }
+    if let Some(cap) = cap
+        && out.chars().count() > cap
+    {
+        let cut = out
+            .char_indices()
+            .nth(cap.saturating_sub(1))
+            .map_or(out.len(), |(i, _)| i);
+        out.truncate(cut);
+        out.truncate(out.trim_end().len());
+        out.push('…');
     }
     out
 }

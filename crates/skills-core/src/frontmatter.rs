@@ -109,21 +109,20 @@ fn resolve_plain(text: &str) -> serde_json::Value {
         _ => {}
     }
     let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
-    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        if let Ok(i) = text.parse::<i64>() {
-            return Value::from(i);
-        }
+    if !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && let Ok(i) = text.parse::<i64>()
+    {
+        return Value::from(i);
     }
     if text.bytes().any(|b| b.is_ascii_digit())
         && text
             .bytes()
             .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-' | b'+' | b'e' | b'E'))
+        && let Ok(f) = text.parse::<f64>()
+        && let Some(n) = serde_json::Number::from_f64(f)
     {
-        if let Ok(f) = text.parse::<f64>() {
-            if let Some(n) = serde_json::Number::from_f64(f) {
-                return Value::Number(n);
-            }
-        }
+        return Value::Number(n);
     }
     Value::String(text.to_owned())
 }

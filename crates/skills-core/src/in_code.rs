@@ -178,13 +178,13 @@ impl SkillDefinition {
                 format!("the description is longer than {MAX_DESCRIPTION_CHARS} characters"),
             ));
         }
-        if let Some(c) = &self.compatibility {
-            if c.chars().count() > MAX_COMPATIBILITY_CHARS {
-                problems.push(Diagnostic::error(
-                    Code::CompatibilityTooLong,
-                    format!("`compatibility` is longer than {MAX_COMPATIBILITY_CHARS} characters"),
-                ));
-            }
+        if let Some(c) = &self.compatibility
+            && c.chars().count() > MAX_COMPATIBILITY_CHARS
+        {
+            problems.push(Diagnostic::error(
+                Code::CompatibilityTooLong,
+                format!("`compatibility` is longer than {MAX_COMPATIBILITY_CHARS} characters"),
+            ));
         }
         let mut resources = BTreeMap::new();
         for (raw, source) in self.resources {

@@ -220,13 +220,13 @@ impl LineRange {
                 "line numbers start at 1",
             ));
         }
-        if let Some(end) = end {
-            if end < start {
-                return Err(Error::new(
-                    ErrorKind::InvalidRange,
-                    format!("the range ends (line {end}) before it starts (line {start})"),
-                ));
-            }
+        if let Some(end) = end
+            && end < start
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidRange,
+                format!("the range ends (line {end}) before it starts (line {start})"),
+            ));
         }
         Ok(Self { start, end })
     }

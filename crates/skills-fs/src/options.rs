@@ -1,0 +1,90 @@
+//! Limits and modes of the file-system provider.
+
+use skills_core::ValidationOptions;
+
+/// Default cap on a `SKILL.md` file (16 MiB): larger files are refused unread.
+pub const DEFAULT_MAX_SKILL_MD_BYTES: u64 = 16 * 1024 * 1024;
+/// Default cap on a resource file that may be read at all (16 MiB).
+pub const DEFAULT_MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Options for discovery and reads. Every limit has a safe default.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct FsOptions {
+    /// How `SKILL.md` files are judged (lenient by default).
+    pub validation: ValidationOptions,
+    /// How many folder levels below a root are searched for skills (default 4).
+    pub max_depth: usize,
+    /// How many folders are searched in all before giving up (default 100 000).
+    pub max_dirs: usize,
+    /// Larger `SKILL.md` files are refused (default 16 MiB).
+    pub max_skill_md_bytes: u64,
+    /// Larger resource files are refused (default 16 MiB).
+    pub max_resource_bytes: u64,
+    /// Bytes returned by one resource read before it is truncated with a marker
+    /// (default 256 KiB).
+    pub max_read_bytes: usize,
+    /// Files listed per skill (default 500); the rest are counted as omitted.
+    pub max_listed: usize,
+    /// How deep the resource listing looks inside a skill folder (default 6).
+    pub max_listing_depth: usize,
+}
+
+impl Default for FsOptions {
+    fn default() -> Self {
+        Self {
+            validation: ValidationOptions::lenient(),
+            max_depth: 4,
+            max_dirs: 100_000,
+            max_skill_md_bytes: DEFAULT_MAX_SKILL_MD_BYTES,
+            max_resource_bytes: DEFAULT_MAX_RESOURCE_BYTES,
+            max_read_bytes: skills_core::resource::DEFAULT_MAX_READ_BYTES,
+            max_listed: skills_core::resource::DEFAULT_MAX_LISTED,
+            max_listing_depth: 6,
+        }
+    }
+}
+
+impl FsOptions {
+    /// Sets the validation options (e.g. [`ValidationOptions::strict`]).
+    #[must_use]
+    pub fn with_validation(mut self, validation: ValidationOptions) -> Self {
+        self.validation = validation;
+        self
+    }
+
+    /// Sets the search depth below each root.
+    #[must_use]
+    pub fn with_max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Sets the total folder budget.
+    #[must_use]
+    pub fn with_max_dirs(mut self, dirs: usize) -> Self {
+        self.max_dirs = dirs;
+        self
+    }
+
+    /// Sets the per-read byte cap.
+    #[must_use]
+    pub fn with_max_read_bytes(mut self, bytes: usize) -> Self {
+        self.max_read_bytes = bytes;
+        self
+    }
+
+    /// Sets the largest resource file that may be read.
+    #[must_use]
+    pub fn with_max_resource_bytes(mut self, bytes: u64) -> Self {
+        self.max_resource_bytes = bytes;
+        self
+    }
+
+    /// Sets the largest `SKILL.md` accepted.
+    #[must_use]
+    pub fn with_max_skill_md_bytes(mut self, bytes: u64) -> Self {
+        self.max_skill_md_bytes = bytes;
+        self
+    }
+}

@@ -1,0 +1,155 @@
+//! Safe resource reads and resource listings (F-PRV-5, F-PRV-6).
+//!
+//! Every path a caller sends goes through three gates: the lexical rules of
+//! [`ResourcePath::parse`] (no `..`, absolute paths, NUL, `\`, drive letters), then
+//! canonicalization, then a containment check against the canonical skill folder,
+//! so a symlink pointing outside the skill is refused even when its name is
+//! harmless.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use skills_core::resource::text_content;
+use skills_core::{
+    Error, ErrorKind, LineRange, ResourceContent, ResourceEntry, ResourceListing, ResourcePath,
+};
+
+use crate::discover::read_capped;
+use crate::options::FsOptions;
+
+/// Hard stop for the listing walk, whatever `max_listed` says.
+const LISTING_WALK_CAP: usize = 20_000;
+
+/// Reads a resource of the skill in `skill_dir`.
+///
+/// # Errors
+/// [`ErrorKind::InvalidPath`] for refused paths (including symlinks leading out of
+/// the skill), [`ErrorKind::ResourceNotFound`] (listing what exists),
+/// [`ErrorKind::TooLarge`], [`ErrorKind::Binary`], [`ErrorKind::InvalidRange`],
+/// [`ErrorKind::Io`].
+pub fn read_resource(
+    skill_dir: &Path,
+    raw_path: &str,
+    range: Option<LineRange>,
+    options: &FsOptions,
+) -> Result<ResourceContent, Error> {
+    let path = ResourcePath::parse(raw_path)?;
+    let target = resolve(skill_dir, &path, options)?;
+    let meta = fs::metadata(&target).map_err(|e| io_error(&path, e))?;
+    if meta.is_dir() {
+        return Err(Error::new(
+            ErrorKind::ResourceNotFound,
+            format!("`{path}` is a folder, not a file"),
+        )
+        .with_available(list_resources(skill_dir, options).paths()));
+    }
+    if meta.len() > options.max_resource_bytes {
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!(
+                "`{path}` is {} bytes; files over {} bytes are not read",
+                meta.len(),
+                options.max_resource_bytes
+            ),
+        ));
+    }
+    let bytes = read_capped(&target, options.max_resource_bytes).map_err(|e| io_error(&path, e))?;
+    text_content(path, &bytes, range, options.max_read_bytes)
+}
+
+/// Resolves `path` inside `skill_dir` and checks that the real target is inside it.
+pub(crate) fn resolve(
+    skill_dir: &Path,
+    path: &ResourcePath,
+    options: &FsOptions,
+) -> Result<PathBuf, Error> {
+    let root = fs::canonicalize(skill_dir).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!(
+                "the skill folder `{}` cannot be opened: {e}",
+                skill_dir.display()
+            ),
+        )
+        .with_source(e)
+    })?;
+    let joined = path.components().fold(root.clone(), |p, c| p.join(c));
+    let target = match fs::canonicalize(&joined) {
+        Ok(target) => target,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A dangling symlink is "not found" too, unless it points outside.
+            return Err(Error::new(
+                ErrorKind::ResourceNotFound,
+                format!("the skill has no file `{path}`"),
+            )
+            .with_available(list_resources(skill_dir, options).paths()));
+        }
+        Err(e) => return Err(io_error(path, e)),
+    };
+    if !target.starts_with(&root) {
+        return Err(Error::new(
+            ErrorKind::InvalidPath,
+            format!(
+                "refused resource path `{path}`: it resolves outside the skill folder (through a symlink)"
+            ),
+        ));
+    }
+    Ok(target)
+}
+
+fn io_error(path: &ResourcePath, e: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("cannot read `{path}`: {e}")).with_source(e)
+}
+
+/// Lists the files of the skill in `skill_dir`: sorted by group then path, dot
+/// files and `SKILL.md` left out, symlinks leading outside the skill left out.
+pub fn list_resources(skill_dir: &Path, options: &FsOptions) -> ResourceListing {
+    let mut entries = Vec::new();
+    let Ok(root) = fs::canonicalize(skill_dir) else {
+        return ResourceListing::default();
+    };
+    let mut pending: Vec<(PathBuf, String, usize)> = vec![(root.clone(), String::new(), 0)];
+    let mut seen = 0usize;
+    while let Some((dir, prefix, depth)) = pending.pop() {
+        let Ok(read) = fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in read.filter_map(Result::ok) {
+            seen += 1;
+            if seen > LISTING_WALK_CAP {
+                break;
+            }
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with('.') {
+                continue;
+            }
+            if depth == 0 && (name == "SKILL.md" || name == "skill.md") {
+                continue;
+            }
+            let rel = if prefix.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let full = entry.path();
+            let Ok(real) = fs::canonicalize(&full) else {
+                continue;
+            };
+            if !real.starts_with(&root) {
+                continue;
+            }
+            let Ok(meta) = fs::metadata(&real) else {
+                continue;
+            };
+            if meta.is_dir() {
+                if depth + 1 < options.max_listing_depth && real != root {
+                    pending.push((full, rel, depth + 1));
+                }
+            } else if let Ok(path) = ResourcePath::parse(&rel) {
+                entries.push(ResourceEntry::new(path, Some(meta.len())));
+            }
+        }
+    }
+    ResourceListing::new(entries, options.max_listed)
+}
