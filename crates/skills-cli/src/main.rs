@@ -126,6 +126,7 @@ fn parse_lines(text: &str) -> Result<LineRange, String> {
 struct Failure {
     code: u8,
     message: String,
+    broken_pipe: bool,
 }
 
 impl Failure {
@@ -133,6 +134,7 @@ impl Failure {
         Self {
             code: 2,
             message: message.into(),
+            broken_pipe: false,
         }
     }
 }
@@ -142,6 +144,7 @@ impl From<io::Error> for Failure {
         Self {
             code: 2,
             message: format!("cannot write output: {err}"),
+            broken_pipe: err.kind() == io::ErrorKind::BrokenPipe,
         }
     }
 }
@@ -155,6 +158,7 @@ impl From<skills_core::Error> for Failure {
         Self {
             code,
             message: err.to_string(),
+            broken_pipe: false,
         }
     }
 }
@@ -163,7 +167,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => ExitCode::from(code),
-        Err(failure) if failure.message.contains("Broken pipe") => ExitCode::SUCCESS,
+        Err(failure) if failure.broken_pipe => ExitCode::SUCCESS,
         Err(failure) => {
             eprintln!("error: {}", failure.message);
             ExitCode::from(failure.code)
@@ -320,11 +324,16 @@ fn resolve_roots(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<Vec<PathBuf>,
             )));
         }
         // Like the reference validator, a path to SKILL.md means its folder.
-        if path.is_file()
-            && path
-                .file_name()
-                .is_some_and(|n| n.eq_ignore_ascii_case("skill.md"))
-        {
+        let is_skill_md = path
+            .file_name()
+            .is_some_and(|n| n.eq_ignore_ascii_case("skill.md"));
+        if path.is_file() && !is_skill_md {
+            return Err(Failure::usage(format!(
+                "`{}` is a file; give a skill folder, a folder of skills or a SKILL.md",
+                path.display()
+            )));
+        }
+        if path.is_file() {
             let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
             *path = if parent.as_os_str().is_empty() {
                 PathBuf::from(".")

@@ -328,6 +328,10 @@ pub fn text_content(
         while !selected.is_char_boundary(cut) {
             cut -= 1;
         }
+        // Prefer ending on a whole line, so "read from last_line + 1" loses nothing.
+        if let Some(nl) = selected[..cut].rfind('\n') {
+            cut = nl + 1;
+        }
         selected = &selected[..cut];
     }
     let shown_lines = selected.lines().count();

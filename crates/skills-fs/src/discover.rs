@@ -177,7 +177,17 @@ pub fn load_skill_dir(dir: &Path, options: &FsOptions) -> DiscoveredSkill {
             return skill;
         }
     };
-    let dir_name = dir.file_name().and_then(|n| n.to_str());
+    // `.` or `..` have no file name: use the real folder's name.
+    let canonical = dir
+        .file_name()
+        .is_none()
+        .then(|| fs::canonicalize(dir).ok())
+        .flatten();
+    let dir_name = canonical
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .and_then(|n| n.to_str());
     let outcome = parse_skill_md_bytes(
         &bytes,
         Origin {

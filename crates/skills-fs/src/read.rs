@@ -43,6 +43,12 @@ pub fn read_resource(
         )
         .with_available(list_resources(skill_dir, options).paths()));
     }
+    if !meta.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidPath,
+            format!("refused resource path `{path}`: it is not a regular file"),
+        ));
+    }
     if meta.len() > options.max_resource_bytes {
         return Err(Error::new(
             ErrorKind::TooLarge,
@@ -77,7 +83,7 @@ pub(crate) fn resolve(
     let target = match fs::canonicalize(&joined) {
         Ok(target) => target,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            // A dangling symlink is "not found" too, unless it points outside.
+            // A dangling symlink is "not found" too: there is nothing to read.
             return Err(Error::new(
                 ErrorKind::ResourceNotFound,
                 format!("the skill has no file `{path}`"),
@@ -146,6 +152,8 @@ pub fn list_resources(skill_dir: &Path, options: &FsOptions) -> ResourceListing 
                 if depth + 1 < options.max_listing_depth && real != root {
                     pending.push((full, rel, depth + 1));
                 }
+            } else if !meta.is_file() {
+                continue;
             } else if let Ok(path) = ResourcePath::parse(&rel) {
                 entries.push(ResourceEntry::new(path, Some(meta.len())));
             }

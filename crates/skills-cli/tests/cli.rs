@@ -1,0 +1,1007 @@
+//! End-to-end tests of the `skills` binary: exit codes, text and JSON output,
+//! and the byte stability of the catalog.
+//!
+//! Every test runs the real binary (`CARGO_BIN_EXE_skills`) on a temporary
+//! skills root, except where the shipped `examples/skills` are the subject.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// What one run of the binary produced.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    #[track_caller]
+    fn expect_code(self, code: i32) -> Self {
+        assert_eq!(
+            self.code, code,
+            "expected exit code {code}, got {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    #[track_caller]
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+fn run_in(cwd: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("the skills binary runs");
+    Run {
+        code: output
+            .status
+            .code()
+            .expect("exited normally, not by a signal"),
+        stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// Runs in a fresh empty folder, so the `examples/skills` default never applies.
+fn run(args: &[&str]) -> Run {
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    run_in(cwd.path(), args)
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn examples() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/skills").to_owned()
+}
+
+/// A temporary skills root.
+#[derive(Debug)]
+struct Root {
+    dir: TempDir,
+}
+
+impl Root {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().expect("temp root"),
+        }
+    }
+
+    /// The root path as a string argument.
+    fn arg(&self) -> String {
+        self.dir.path().display().to_string()
+    }
+
+    fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Self {
+        let path = self.join(rel);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, contents).expect("write");
+        self
+    }
+
+    /// A valid skill `name` in the folder `name`.
+    fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
+        self.write(
+            &format!("{name}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n"),
+        )
+    }
+
+    /// `alpha` (with files) and `beta`, both valid in strict mode.
+    fn with_two_skills() -> Self {
+        let root = Self::new();
+        root.skill(
+            "alpha",
+            "Alpha does the first thing. Use it for tests.",
+            "# Alpha\n\nAlpha body.",
+        )
+        .write("alpha/references/guide.md", "one\ntwo\nthree\n")
+        .write("alpha/scripts/run.sh", "echo run\n")
+        .skill(
+            "beta",
+            "Beta does the second thing. Use it for tests.",
+            "Beta body.",
+        );
+        root
+    }
+}
+
+/// `args` followed by the root path.
+fn with_root<'a>(args: &[&'a str], root: &'a str) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.push(root);
+    all
+}
+
+// ---------------------------------------------------------------- validate
+
+#[test]
+fn validate_examples_exits_0() {
+    let examples = examples();
+    let out = run(&["validate", &examples]).expect_code(0);
+    assert!(
+        out.stdout.contains(" 0 invalid; 0 error(s)"),
+        "{}",
+        out.stdout
+    );
+    assert!(!out.stdout.contains("INVALID"), "{}", out.stdout);
+}
+
+#[test]
+fn validate_without_path_uses_examples_from_the_workspace_root() {
+    let out = run_in(&workspace(), &["validate"]).expect_code(0);
+    assert!(
+        out.stdout.contains("examples/skills/"),
+        "the default root shows in the output: {}",
+        out.stdout
+    );
+}
+
+#[test]
+fn validate_without_path_elsewhere_is_a_usage_error() {
+    let out = run(&["validate"]).expect_code(2);
+    assert!(out.stderr.contains("examples/skills"), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn validate_broken_skill_exits_1_with_located_diagnostics() {
+    let root = Root::new();
+    root.skill("good", "Good. Use it for tests.", "Body.")
+        .write(
+            "broken/SKILL.md",
+            "---\nname: broken\n---\nNo description.\n",
+        );
+    let arg = root.arg();
+
+    let out = run(&["validate", &arg]).expect_code(1);
+    let file = root.join("broken/SKILL.md").display().to_string();
+    let line = out
+        .stdout
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with(&file))
+        .unwrap_or_else(|| panic!("no diagnostic for {file}:\n{}", out.stdout));
+    // `file:line: error[code]: message`
+    let rest = &line[file.len()..];
+    let (number, rest) = rest
+        .strip_prefix(':')
+        .and_then(|r| r.split_once(':'))
+        .unwrap_or_else(|| panic!("no line number: {line}"));
+    assert!(number.parse::<u32>().is_ok_and(|n| n >= 1), "{line}");
+    let message = rest
+        .strip_prefix(" error[description-missing]: ")
+        .unwrap_or_else(|| panic!("not `error[code]: message`: {line}"));
+    assert!(message.contains("description"), "{line}");
+    assert!(out.stdout.contains("INVALID  broken"), "{}", out.stdout);
+    assert!(out.stdout.contains("ok       good"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("2 skill(s) checked: 1 valid, 1 invalid; 1 error(s)"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Checks one diagnostic object has exactly the documented keys.
+#[track_caller]
+fn check_diagnostic(d: &Value) {
+    let object = d.as_object().expect("a diagnostic is an object");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["code", "file", "line", "message", "severity"], "{d}");
+    assert!(
+        matches!(d["severity"].as_str(), Some("error" | "warning")),
+        "{d}"
+    );
+    assert!(d["code"].as_str().is_some_and(|c| !c.is_empty()), "{d}");
+    assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "{d}");
+    assert!(d["file"].is_string() || d["file"].is_null(), "{d}");
+    assert!(d["line"].is_u64() || d["line"].is_null(), "{d}");
+}
+
+#[test]
+fn validate_json_has_the_documented_shape() {
+    let root = Root::with_two_skills();
+    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n")
+        .write("orphan/references/x.md", "x\n");
+    let arg = root.arg();
+
+    let out = run(&["validate", "--json", &arg]).expect_code(1);
+    let report = out.json();
+    let object = report.as_object().expect("an object");
+    let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        ["diagnostics", "errors", "skills", "valid", "warnings"]
+    );
+    assert_eq!(report["valid"], Value::Bool(false));
+
+    let root_diags = report["diagnostics"].as_array().expect("diagnostics array");
+    root_diags.iter().for_each(check_diagnostic);
+    assert!(
+        root_diags.iter().any(|d| d["code"] == "skill-md-missing"),
+        "{root_diags:#?}"
+    );
+
+    let skills = report["skills"].as_array().expect("skills array");
+    assert_eq!(skills.len(), 3);
+    let mut errors = 0;
+    let mut warnings = root_diags
+        .iter()
+        .filter(|d| d["severity"] == "warning")
+        .count();
+    errors += root_diags.len() - warnings;
+    for s in skills {
+        let mut keys: Vec<&str> = s
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["diagnostics", "dir", "name", "valid"], "{s}");
+        assert!(s["dir"].is_string(), "{s}");
+        assert!(s["valid"].is_boolean(), "{s}");
+        let diags = s["diagnostics"].as_array().expect("array");
+        diags.iter().for_each(check_diagnostic);
+        let e = diags.iter().filter(|d| d["severity"] == "error").count();
+        errors += e;
+        warnings += diags.len() - e;
+        assert_eq!(s["valid"], Value::Bool(e == 0), "{s}");
+    }
+    assert_eq!(report["errors"].as_u64(), Some(errors as u64));
+    assert_eq!(report["warnings"].as_u64(), Some(warnings as u64));
+
+    let broken = skills
+        .iter()
+        .find(|s| s["dir"].as_str().is_some_and(|d| d.ends_with("broken")))
+        .expect("broken is reported");
+    assert_eq!(broken["name"], Value::Null, "an unparsed skill has no name");
+    assert_eq!(broken["valid"], Value::Bool(false));
+    let d = &broken["diagnostics"][0];
+    assert_eq!(d["code"], "description-missing");
+    assert_eq!(d["severity"], "error");
+    assert!(
+        d["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with("broken/SKILL.md")),
+        "{d}"
+    );
+    assert!(d["line"].is_u64(), "{d}");
+    let alpha = skills.iter().find(|s| s["name"] == "alpha").expect("alpha");
+    assert_eq!(alpha["valid"], Value::Bool(true));
+    assert_eq!(alpha["diagnostics"], Value::Array(vec![]));
+}
+
+#[test]
+fn validate_json_on_examples_is_valid() {
+    let examples = examples();
+    let report = run(&["validate", "--json", &examples])
+        .expect_code(0)
+        .json();
+    assert_eq!(report["valid"], Value::Bool(true));
+    assert_eq!(report["errors"], 0);
+    assert!(!report["skills"].as_array().expect("skills").is_empty());
+}
+
+#[test]
+fn validate_strict_turns_an_unknown_field_into_an_error() {
+    let root = Root::new();
+    root.write(
+        "extra/SKILL.md",
+        "---\nname: extra\ndescription: Extra field. Use it for tests.\nflavour: mint\n---\nBody.\n",
+    );
+    let arg = root.arg();
+
+    let lenient = run(&["validate", &arg]).expect_code(0);
+    assert!(
+        lenient.stdout.contains("ok       extra"),
+        "{}",
+        lenient.stdout
+    );
+    let strict = run(&["validate", "--strict", &arg]).expect_code(1);
+    assert!(
+        strict.stdout.contains("SKILL.md:4: error[field-unknown]: "),
+        "{}",
+        strict.stdout
+    );
+    assert!(strict.stdout.contains("flavour"), "{}", strict.stdout);
+}
+
+#[test]
+fn validate_nonexistent_path_exits_2() {
+    let out = run(&["validate", "/definitely/not/here"]).expect_code(2);
+    assert!(
+        out.stderr.contains("/definitely/not/here"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("does not exist"), "{}", out.stderr);
+}
+
+#[test]
+fn validate_a_plain_file_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, "hello").expect("write");
+    let out = run(&["validate", &file.display().to_string()]).expect_code(2);
+    assert!(out.stderr.contains("is a file"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    let examples = examples();
+    for args in [
+        vec!["validate", "--frobnicate", examples.as_str()],
+        vec!["catalog", "--format", "yaml", examples.as_str()],
+        vec!["list", "--json=maybe", examples.as_str()],
+        vec!["no-such-command"],
+        vec![],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        assert!(!out.stderr.is_empty(), "{args:?} explains itself");
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn validate_path_to_skill_md_validates_that_skill() {
+    let root = Root::with_two_skills();
+    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n");
+    let md = root.join("alpha/SKILL.md").display().to_string();
+
+    let out = run(&["validate", &md]).expect_code(0);
+    assert!(out.stdout.contains("ok       alpha"), "{}", out.stdout);
+    assert!(out.stdout.contains("1 skill(s) checked"), "{}", out.stdout);
+    assert!(!out.stdout.contains("broken"), "{}", out.stdout);
+
+    let bad = root.join("broken/SKILL.md").display().to_string();
+    let out = run(&["validate", &bad]).expect_code(1);
+    assert!(
+        out.stdout.contains("error[description-missing]"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// `skills validate SKILL.md` (or `.`) run inside the skill folder must still
+/// check the name against the folder's real name, as it does from outside.
+#[test]
+fn validate_skill_md_in_the_current_folder_checks_the_folder_name() {
+    let root = Root::new();
+    root.write(
+        "folder/SKILL.md",
+        "---\nname: declared\ndescription: Mismatch. Use it for tests.\n---\nBody.\n",
+    );
+    let from_outside = run_in(
+        root.dir.path(),
+        &["validate", "--strict", "folder/SKILL.md"],
+    );
+    let from_outside = from_outside.expect_code(1);
+    assert!(
+        from_outside.stdout.contains("error[name-dir-mismatch]"),
+        "{}",
+        from_outside.stdout
+    );
+    for arg in ["SKILL.md", "."] {
+        let inside = run_in(&root.join("folder"), &["validate", "--strict", arg]);
+        assert!(
+            inside.stdout.contains("error[name-dir-mismatch]") && inside.code == 1,
+            "`validate --strict {arg}` inside `folder/` accepts the name `declared`: {inside:?}"
+        );
+    }
+
+    let ok = Root::new();
+    ok.skill("matching", "Matches. Use it for tests.", "Body.");
+    run_in(&ok.join("matching"), &["validate", "--strict", "SKILL.md"]).expect_code(0);
+    run_in(&ok.join("matching"), &["validate", "--strict", "."]).expect_code(0);
+}
+
+#[test]
+fn validate_folder_without_skills_exits_1_with_skill_md_missing() {
+    let root = Root::new();
+    root.write("notes/readme.txt", "not a skill\n");
+    let arg = root.arg();
+
+    let out = run(&["validate", &arg]).expect_code(1);
+    assert!(
+        out.stdout.contains("error[skill-md-missing]"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("0 skill(s) checked"), "{}", out.stdout);
+    let json = run(&["validate", "--json", &arg]).expect_code(1).json();
+    assert_eq!(json["valid"], Value::Bool(false));
+    assert_eq!(json["diagnostics"][0]["code"], "skill-md-missing");
+}
+
+#[test]
+fn validate_folder_that_looks_like_a_skill_warns() {
+    let root = Root::new();
+    root.skill("good", "Good. Use it for tests.", "Body.")
+        .write("orphan/references/x.md", "x\n");
+    let arg = root.arg();
+
+    let out = run(&["validate", &arg]).expect_code(0);
+    assert!(
+        out.stdout.contains("warning[skill-md-missing]"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("orphan"), "{}", out.stdout);
+}
+
+#[test]
+fn validate_reports_duplicates_as_warnings() {
+    let root = Root::new();
+    root.write(
+        "a-first/SKILL.md",
+        "---\nname: same\ndescription: First. Use it for tests.\n---\nBody.\n",
+    )
+    .write(
+        "b-second/SKILL.md",
+        "---\nname: same\ndescription: Second. Use it for tests.\n---\nBody.\n",
+    );
+    let arg = root.arg();
+
+    let out = run(&["validate", &arg]).expect_code(0);
+    assert!(
+        out.stdout.contains("warning[skill-duplicate]"),
+        "{}",
+        out.stdout
+    );
+    let json = run(&["validate", "--json", &arg]).expect_code(0).json();
+    let second = &json["skills"][1];
+    assert!(
+        second["dir"]
+            .as_str()
+            .is_some_and(|d| d.ends_with("b-second"))
+    );
+    assert!(
+        second["diagnostics"]
+            .as_array()
+            .expect("array")
+            .iter()
+            .any(|d| d["code"] == "skill-duplicate"),
+        "{second}"
+    );
+}
+
+// -------------------------------------------------------------------- list
+
+#[test]
+fn list_prints_names_sorted() {
+    let root = Root::new();
+    for name in ["zeta", "alpha", "mid-way"] {
+        root.skill(
+            name,
+            &format!("The {name} skill. Use it for tests."),
+            "Body.",
+        );
+    }
+    let arg = root.arg();
+
+    let out = run(&["list", &arg]).expect_code(0);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .map(|l| l.split_whitespace().next().expect("a name"))
+        .collect();
+    assert_eq!(names, ["alpha", "mid-way", "zeta"]);
+    assert!(
+        out.stdout
+            .contains("alpha    The alpha skill. Use it for tests."),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+
+    let examples = examples();
+    let out = run(&["list", &examples]).expect_code(0);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(names, sorted);
+    assert!(!names.is_empty());
+}
+
+#[test]
+fn list_aligns_descriptions_for_non_ascii_names() {
+    let root = Root::new();
+    root.skill("café", "Coffee. Use it for tests.", "Body.")
+        .skill("tea", "Tea. Use it for tests.", "Body.");
+    let arg = root.arg();
+
+    let out = run(&["list", &arg]).expect_code(0);
+    let columns: Vec<usize> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let byte = l.find(char::is_uppercase).expect("a description");
+            l[..byte].chars().count()
+        })
+        .collect();
+    assert_eq!(columns.len(), 2, "{}", out.stdout);
+    assert_eq!(
+        columns[0], columns[1],
+        "descriptions start in different columns:\n{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn list_json_is_an_array_of_metadata() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let json = run(&["list", "--json", &arg]).expect_code(0).json();
+    let entries = json.as_array().expect("an array");
+    let names: Vec<&str> = entries.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(
+        entries[0]["description"],
+        "Alpha does the first thing. Use it for tests."
+    );
+}
+
+#[test]
+fn list_warns_on_stderr_about_skipped_skills() {
+    let root = Root::with_two_skills();
+    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n");
+    let arg = root.arg();
+
+    let out = run(&["list", &arg]).expect_code(0);
+    assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
+    assert!(out.stderr.contains("1 error(s)"), "{}", out.stderr);
+    assert!(out.stderr.contains("skills validate"), "{}", out.stderr);
+}
+
+#[test]
+fn list_accepts_root_flags() {
+    let first = Root::new();
+    first.skill("one", "One. Use it for tests.", "Body.");
+    let second = Root::new();
+    second.skill("two", "Two. Use it for tests.", "Body.");
+    let (a, b) = (first.arg(), second.arg());
+
+    let out = run(&["list", "--root", &a, &b]).expect_code(0);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["one", "two"]);
+}
+
+// ----------------------------------------------------------------- catalog
+
+#[test]
+fn catalog_defaults_to_xml() {
+    let examples = examples();
+    let out = run(&["catalog", &examples]).expect_code(0);
+    assert!(out.stdout.contains("<available_skills>"), "{}", out.stdout);
+    assert!(out.stdout.contains("</available_skills>"), "{}", out.stdout);
+    assert!(out.stdout.contains("<skill name=\""), "{}", out.stdout);
+
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let out = run(&["catalog", &arg]).expect_code(0);
+    let alpha = out.stdout.find("<skill name=\"alpha\">").expect("alpha");
+    let beta = out.stdout.find("<skill name=\"beta\">").expect("beta");
+    assert!(alpha < beta, "sorted by name");
+}
+
+#[test]
+fn catalog_markdown_and_json_formats() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let md = run(&["catalog", "--format", "markdown", &arg]).expect_code(0);
+    assert!(!md.stdout.contains("<available_skills>"), "{}", md.stdout);
+    assert!(md.stdout.contains("alpha"), "{}", md.stdout);
+    assert!(
+        md.stdout.contains("Beta does the second thing."),
+        "{}",
+        md.stdout
+    );
+
+    let json = run(&["catalog", "--format", "json", &arg])
+        .expect_code(0)
+        .json();
+    assert!(json["instructions"].is_string(), "{json}");
+    let names: Vec<&str> = json["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(names, ["alpha", "beta"]);
+    assert_eq!(json["omitted"], Value::Array(vec![]));
+
+    let examples = examples();
+    run(&["catalog", "--format", "json", &examples])
+        .expect_code(0)
+        .json();
+}
+
+#[test]
+fn catalog_budget_in_characters_prints_the_not_listed_note() {
+    let examples = examples();
+    let out = run(&["catalog", "--budget", "300", &examples]).expect_code(0);
+    assert!(out.stdout.contains("not listed here"), "{}", out.stdout);
+    assert!(out.stdout.contains("<available_skills>"), "{}", out.stdout);
+    let full = run(&["catalog", &examples]).expect_code(0);
+    assert!(out.stdout.len() < full.stdout.len());
+}
+
+#[test]
+fn catalog_budget_in_tokens_works() {
+    let examples = examples();
+    let out = run(&["catalog", "--budget", "50t", &examples]).expect_code(0);
+    assert!(out.stdout.contains("not listed here"), "{}", out.stdout);
+    let json = run(&["catalog", "--format", "json", "--budget", "50t", &examples])
+        .expect_code(0)
+        .json();
+    assert!(!json["omitted"].as_array().expect("omitted").is_empty());
+}
+
+#[test]
+fn catalog_bad_budget_exits_2() {
+    let examples = examples();
+    for bad in ["abc", "t", "12x", "-5"] {
+        let out = run(&["catalog", "--budget", bad, &examples]);
+        assert_eq!(out.code, 2, "--budget {bad}: {out:?}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = run(&["catalog", "--budget", "abc", &examples]);
+    assert!(
+        out.stderr.contains("invalid budget `abc`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn catalog_is_byte_identical_across_runs() {
+    let examples = examples();
+    for format in ["xml", "markdown", "json"] {
+        let args = ["catalog", "--format", format, examples.as_str()];
+        let first = run(&args).expect_code(0);
+        let second = run(&args).expect_code(0);
+        assert_eq!(first.stdout, second.stdout, "{format}");
+    }
+}
+
+#[test]
+fn catalog_is_byte_identical_for_roots_in_either_order() {
+    let first = Root::new();
+    first
+        .skill("zulu", "Zulu. Use it for tests.", "Body.")
+        .skill("alpha", "Alpha. Use it for tests.", "Body.");
+    let second = Root::new();
+    second
+        .skill("mike", "Mike. Use it for tests.", "Body.")
+        .skill("bravo", "Bravo. Use it for tests.", "Body.");
+    let (a, b) = (first.arg(), second.arg());
+
+    for format in ["xml", "markdown", "json"] {
+        let ab = run(&["catalog", "--format", format, &a, &b]).expect_code(0);
+        let ba = run(&["catalog", "--format", format, &b, &a]).expect_code(0);
+        assert_eq!(ab.stdout, ba.stdout, "{format}");
+        let roots = run(&["catalog", "--format", format, "--root", &b, &a]).expect_code(0);
+        assert_eq!(ab.stdout, roots.stdout, "{format}");
+    }
+}
+
+// -------------------------------------------------------------------- show
+
+#[test]
+fn show_prints_metadata_files_and_body() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["show", "alpha", &arg]).expect_code(0);
+    assert!(
+        out.stdout.starts_with("name:        alpha\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("description: Alpha does the first thing. Use it for tests."),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("files:\n  references/guide.md (14 bytes)\n  scripts/run.sh (9 bytes)\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.ends_with("---\n# Alpha\n\nAlpha body.\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn show_json_parses() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let json = run(&["show", "--json", "alpha", &arg])
+        .expect_code(0)
+        .json();
+    assert_eq!(json["metadata"]["name"], "alpha");
+    assert_eq!(json["body"], "# Alpha\n\nAlpha body.");
+    assert_eq!(
+        json["resources"]["entries"][0]["path"],
+        "references/guide.md"
+    );
+}
+
+#[test]
+fn show_unknown_skill_exits_1_listing_names() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["show", "gamma", &arg]).expect_code(1);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("no skill named `gamma`"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("available: alpha, beta"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Errors are not mistaken for a closed output pipe because of their text.
+#[test]
+fn an_error_mentioning_a_broken_pipe_still_fails() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["show", "Broken pipe", &arg]);
+    assert_eq!(
+        out.code, 1,
+        "`show \"Broken pipe\"` must fail like any unknown name: {out:?}"
+    );
+    assert!(out.stderr.contains("no skill named"), "{out:?}");
+    let out = run(&["read", "alpha", "Broken pipe", &arg]);
+    assert_eq!(out.code, 1, "{out:?}");
+}
+
+// -------------------------------------------------------------------- read
+
+#[test]
+fn read_prints_the_file() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["read", "alpha", "references/guide.md", &arg]).expect_code(0);
+    assert_eq!(out.stdout, "one\ntwo\nthree\n");
+    let out = run(&["read", "alpha", "SKILL.md", &arg]).expect_code(0);
+    assert!(
+        out.stdout.starts_with("---\nname: alpha\n"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn read_with_lines_prints_the_range() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&[
+        "read",
+        "alpha",
+        "references/guide.md",
+        "--lines",
+        "1:2",
+        &arg,
+    ])
+    .expect_code(0);
+    assert_eq!(out.stdout, "one\ntwo\n");
+    let out = run(&[
+        "read",
+        "alpha",
+        "references/guide.md",
+        "--lines",
+        "2:",
+        &arg,
+    ])
+    .expect_code(0);
+    assert_eq!(out.stdout, "two\nthree\n");
+    let out = run(&["read", "alpha", "references/guide.md", "--lines", "3", &arg]).expect_code(0);
+    assert_eq!(out.stdout, "three\n");
+}
+
+#[test]
+fn read_traversal_exits_1_with_a_refusal() {
+    let root = Root::with_two_skills();
+    root.write("secret.txt", "top secret\n");
+    let arg = root.arg();
+
+    for path in [
+        "../x",
+        "../secret.txt",
+        "/etc/passwd",
+        "a/../../secret.txt",
+        "C:/x",
+    ] {
+        let out = run(&["read", "alpha", path, &arg]);
+        assert_eq!(out.code, 1, "{path}: {out:?}");
+        assert!(out.stdout.is_empty(), "{path}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("refused resource path"),
+            "{path}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn read_through_a_symlink_out_of_the_skill_exits_1() {
+    let root = Root::with_two_skills();
+    root.write("secret.txt", "top secret\n");
+    std::os::unix::fs::symlink(root.join("secret.txt"), root.join("alpha/leak.md"))
+        .expect("symlink");
+    let arg = root.arg();
+
+    let out = run(&["read", "alpha", "leak.md", &arg]).expect_code(1);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    assert!(
+        out.stderr.contains("outside the skill folder"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn read_unknown_file_exits_1_listing_files() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["read", "alpha", "references/nope.md", &arg]).expect_code(1);
+    assert!(out.stderr.contains("references/nope.md"), "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("available: references/guide.md, scripts/run.sh"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn read_unknown_skill_exits_1() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    let out = run(&["read", "gamma", "references/guide.md", &arg]).expect_code(1);
+    assert!(
+        out.stderr.contains("available: alpha, beta"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn read_binary_file_exits_1() {
+    let root = Root::with_two_skills();
+    root.write(
+        "alpha/assets/logo.png",
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".as_slice(),
+    );
+    let arg = root.arg();
+
+    let out = run(&["read", "alpha", "assets/logo.png", &arg]).expect_code(1);
+    assert!(out.stderr.contains("binary"), "{}", out.stderr);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn read_bad_line_ranges_exit_2() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+
+    for lines in ["0:1", "3:2", "a:b", ""] {
+        let out = run(&[
+            "read",
+            "alpha",
+            "references/guide.md",
+            "--lines",
+            lines,
+            &arg,
+        ]);
+        assert_eq!(out.code, 2, "--lines {lines:?}: {out:?}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = run(&[
+        "read",
+        "alpha",
+        "references/guide.md",
+        "--lines",
+        "0:1",
+        &arg,
+    ]);
+    assert!(
+        out.stderr.contains("line numbers start at 1"),
+        "{}",
+        out.stderr
+    );
+    let past = run(&with_root(
+        &["read", "alpha", "references/guide.md", "--lines", "9:"],
+        &arg,
+    ));
+    assert_eq!(past.code, 2, "a range past the end: {past:?}");
+    assert!(past.stderr.contains("3 lines"), "{}", past.stderr);
+}
+
+// -------------------------------------------------------------------- help
+
+#[test]
+fn help_mentions_the_exit_codes() {
+    let out = run(&["--help"]).expect_code(0);
+    assert!(out.stdout.contains("Exit codes:"), "{}", out.stdout);
+    for line in [
+        "  0  success",
+        "  1  validate: invalid skills found",
+        "  2  usage error",
+    ] {
+        assert!(
+            out.stdout.contains(line),
+            "missing `{line}`:\n{}",
+            out.stdout
+        );
+    }
+    for command in ["validate", "list", "catalog", "show", "read"] {
+        assert!(out.stdout.contains(command), "{command}");
+        let sub = run(&[command, "--help"]).expect_code(0);
+        assert!(
+            sub.stdout.contains("Exit codes:"),
+            "{command} --help:\n{}",
+            sub.stdout
+        );
+    }
+}
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = run(&["--version"]).expect_code(0);
+    assert_eq!(
+        out.stdout.trim(),
+        format!("skills {}", env!("CARGO_PKG_VERSION"))
+    );
+}

@@ -1,0 +1,20 @@
+//! Integration tests for `skills-fs`: hostile and broken input on a real file
+//! system (traversal, symlinks, binary and oversized files, broken `SKILL.md`
+//! files, odd roots), the resource listing and the [`FsProvider`] contract.
+//!
+//! One test binary; the modules live in `tests/it/`. Every bad-input test also
+//! checks that a valid sibling skill in the same root still loads (see
+//! [`it::support::Root`]).
+//!
+//! [`FsProvider`]: skills_fs::FsProvider
+
+mod it {
+    pub(crate) mod support;
+
+    mod discovery;
+    mod listing;
+    mod paths;
+    mod provider;
+    mod reads;
+    mod skill_md;
+}
