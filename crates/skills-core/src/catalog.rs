@@ -284,7 +284,7 @@ fn render(all: &[SkillMetadata], options: &RenderOptions) -> String {
     }
     // Reserve room for the worst-case note: the longest names it could list.
     let mut longest: Vec<&str> = visible.iter().map(|s| s.name).collect();
-    longest.sort_by_key(|n| std::cmp::Reverse(n.len()));
+    longest.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
     longest.truncate(MAX_NOTE_NAMES);
     let worst_note = note_text(visible.len(), &longest);
     let frame = assemble(options.format, &guardrail, &[], &[]);
@@ -325,7 +325,11 @@ fn note_text(omitted: usize, names: &[&str]) -> String {
     if omitted > MAX_NOTE_NAMES {
         let _ = write!(note, ", and {} others", omitted - MAX_NOTE_NAMES);
     }
-    note.push_str(". They can still be loaded by name.");
+    note.push_str(if omitted == 1 {
+        ". It can still be loaded by name."
+    } else {
+        ". They can still be loaded by name."
+    });
     note
 }
 

@@ -245,6 +245,21 @@ enum Frame {
 /// diagnostics carry file lines.
 pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
     let mut diagnostics = Vec::new();
+    if let Some((line, c)) = first_non_printable(text) {
+        let line = first_line + line;
+        let message = format!(
+            "the frontmatter contains the non-printable character U+{:04X}, which YAML does not allow",
+            u32::from(c)
+        );
+        if rules.strict {
+            diagnostics.push(Diagnostic::error(Code::YamlInvalid, message).at_line(line));
+            return Parsed {
+                root: None,
+                diagnostics,
+            };
+        }
+        diagnostics.push(Diagnostic::warning(Code::YamlInvalid, message).at_line(line));
+    }
     let line_of = |span: &Span| first_line + span.start.line().saturating_sub(1) as u32;
     let char_at = CharIndex::new(text);
 
@@ -516,6 +531,21 @@ pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parse
     Parsed { root, diagnostics }
 }
 
+/// The first character outside YAML's printable set (tab, LF, CR, U+0020–U+007E,
+/// U+0085, U+00A0–U+D7FF, U+E000–U+FFFD, U+10000 and up), with its 0-based line.
+fn first_non_printable(text: &str) -> Option<(u32, char)> {
+    let printable = |c: char| matches!(c, '\t' | '\n' | '\r' | ' '..='~' | '\u{85}' | '\u{a0}'..='\u{d7ff}' | '\u{e000}'..='\u{fffd}' | '\u{10000}'..);
+    if text
+        .bytes()
+        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | b' '..=b'~'))
+    {
+        return None;
+    }
+    let (offset, c) = text.char_indices().find(|&(_, c)| !printable(c))?;
+    let line = text[..offset].bytes().filter(|&b| b == b'\n').count() as u32;
+    Some((line, c))
+}
+
 /// Reports anchors and tags; returns `true` when parsing must stop.
 fn check_anchor_tag(
     diagnostics: &mut Vec<Diagnostic>,
@@ -721,6 +751,35 @@ mod tests {
         let p = parse("a: b\nc: d: e\n", true);
         assert_eq!(p.diagnostics[0].code, Code::YamlInvalid);
         assert_eq!(p.diagnostics[0].line, Some(3));
+    }
+
+    #[test]
+    fn non_printable_characters() {
+        for (src, line) in [
+            ("a: x\nb: y\u{1}z\n", 3),
+            ("a: \u{7f}\n", 2),
+            ("# \u{1b}\n", 2),
+            ("a: \"\u{b}\"\n", 2),
+            ("a: \u{fffe}\n", 2),
+        ] {
+            let p = parse(src, true);
+            assert!(p.root.is_none(), "{src:?}");
+            assert_eq!(
+                (p.diagnostics[0].code, p.diagnostics[0].line),
+                (Code::YamlInvalid, Some(line)),
+                "{src:?}"
+            );
+            let p = parse(src, false);
+            assert!(
+                p.diagnostics[0].severity == crate::diagnostic::Severity::Warning,
+                "{src:?}"
+            );
+        }
+        assert!(
+            parse("a: caf\u{e9} \u{1f600}\tb\n", true)
+                .diagnostics
+                .is_empty()
+        );
     }
 
     #[test]

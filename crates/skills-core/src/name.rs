@@ -125,13 +125,27 @@ pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
             format!("the name `{name}` must not contain consecutive hyphens"),
         ));
     }
-    if !name.chars().all(|c| c == '-' || c.is_alphanumeric()) {
+    if !name.chars().all(|c| c == '-' || is_letter_or_number(c)) {
         problems.push((
             Code::NameInvalidChars,
             format!("the name `{name}` may only contain letters, digits and hyphens"),
         ));
     }
     problems
+}
+
+/// A letter or number by Unicode general category (`L*` or `N*`).
+///
+/// This is what the specification's reference validator accepts (Python's
+/// `str.isalnum`). Rust's `char::is_alphanumeric` is wider: it also accepts
+/// combining marks with the `Alphabetic` property (the vowel sign in `कि`), which
+/// the reference rejects.
+pub fn is_letter_or_number(c: char) -> bool {
+    use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+    matches!(
+        c.general_category_group(),
+        GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number
+    )
 }
 
 /// Which names a platform refuses (F-FMT-7). Empty by default.
@@ -215,6 +229,13 @@ mod tests {
         );
         assert_eq!(codes("a_b"), vec![Code::NameInvalidChars]);
         assert_eq!(codes("a.b c"), vec![Code::NameInvalidChars]);
+        // Combining marks are not letters.
+        assert_eq!(codes("\u{915}\u{93f}"), vec![Code::NameInvalidChars]);
+        assert!(codes("\u{915}").is_empty());
+        assert!(
+            codes("\u{bf0}").is_empty(),
+            "a Tamil number (No) is a number"
+        );
         assert!(SkillName::parse("load_skill").is_err());
     }
 
