@@ -17,6 +17,7 @@ use crate::metadata::SkillMetadata;
 #[derive(Debug, Clone)]
 pub struct Catalog {
     entries: Arc<[SkillMetadata]>,
+    one_line: Arc<[String]>,
     fingerprint: u64,
 }
 
@@ -41,8 +42,13 @@ impl Catalog {
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         entries.dedup_by(|later, earlier| later.name == earlier.name);
         let fingerprint = fingerprint(&entries);
+        let one_line: Vec<String> = entries
+            .iter()
+            .map(|e| one_line(&e.description, None))
+            .collect();
         Self {
             entries: entries.into(),
+            one_line: one_line.into(),
             fingerprint,
         }
     }
@@ -91,7 +97,7 @@ impl Catalog {
     /// Skills marked `disable-model-invocation` are left out (they load only on an
     /// explicit mention). An empty catalog renders as the empty string.
     pub fn render(&self, options: &RenderOptions) -> String {
-        render(&self.entries, options)
+        render(&self.entries, &self.one_line, options)
     }
 }
 
@@ -129,7 +135,8 @@ pub enum CatalogFormat {
     Xml,
     /// A Markdown list.
     Markdown,
-    /// One line of JSON: `{"instructions":…,"skills":[{"name","description"}],"omitted":[…]}`.
+    /// One line of JSON: `{"instructions":…,"skills":[{"name","description"}]}`, plus
+    /// `"note":…` naming what a budget left out.
     Json,
 }
 
@@ -252,16 +259,20 @@ const MAX_NOTE_NAMES: usize = 20;
 
 struct Shown<'a> {
     name: &'a str,
-    description: String,
+    description: std::borrow::Cow<'a, str>,
 }
 
-fn render(all: &[SkillMetadata], options: &RenderOptions) -> String {
-    let visible: Vec<Shown<'_>> = all
+fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOptions) -> String {
+    let visible: Vec<Shown<'a>> = all
         .iter()
-        .filter(|e| !e.extensions.disable_model_invocation)
-        .map(|e| Shown {
+        .zip(lines)
+        .filter(|(e, _)| !e.extensions.disable_model_invocation)
+        .map(|(e, line)| Shown {
             name: e.name.as_str(),
-            description: one_line(&e.description, options.budget.description_cap),
+            description: match options.budget.description_cap {
+                None => std::borrow::Cow::Borrowed(line.as_str()),
+                Some(cap) => std::borrow::Cow::Owned(one_line(line, Some(cap))),
+            },
         })
         .collect();
     if visible.is_empty() {
@@ -288,11 +299,16 @@ fn render(all: &[SkillMetadata], options: &RenderOptions) -> String {
     longest.truncate(MAX_NOTE_NAMES);
     let worst_note = note_text(visible.len(), &longest);
     let frame = assemble(options.format, &guardrail, &[], &[]);
-    let mut used = cost(&frame) + cost(&worst_note) + 2;
+    // The note's frame: blank lines around it, or `,"note":""` in JSON.
+    let mut used = cost(&frame) + cost(&worst_note) + cost(",\"note\":\"\"\n");
     let mut kept: Vec<Shown<'_>> = Vec::new();
     let mut omitted: Vec<&str> = Vec::new();
+    let mut line = String::new();
     for shown in visible {
-        let line_cost = cost(&entry_line(options.format, &shown));
+        line.clear();
+        // `first: false` charges every JSON entry its comma.
+        push_entry(&mut line, options.format, &shown, false);
+        let line_cost = cost(&line);
         if used + line_cost <= max {
             used += line_cost;
             kept.push(shown);
@@ -300,7 +316,15 @@ fn render(all: &[SkillMetadata], options: &RenderOptions) -> String {
             omitted.push(shown.name);
         }
     }
-    assemble(options.format, &guardrail, &kept, &omitted)
+    let mut out = assemble(options.format, &guardrail, &kept, &omitted);
+    // A custom token counter need not be additive: drop entries until it fits.
+    while cost(&out) > max {
+        let Some(last) = kept.pop() else { break };
+        let at = omitted.partition_point(|n| *n < last.name);
+        omitted.insert(at, last.name);
+        out = assemble(options.format, &guardrail, &kept, &omitted);
+    }
+    out
 }
 
 fn guardrail(tool: &str) -> String {
@@ -333,14 +357,20 @@ fn note_text(omitted: usize, names: &[&str]) -> String {
     note
 }
 
-/// Collapses whitespace runs (newlines included) to one space and applies the cap.
+/// Collapses whitespace runs (newlines included) to one space, drops control
+/// characters (escape sequences must not reach a prompt or a terminal) and
+/// applies the cap.
 fn one_line(text: &str, cap: Option<usize>) -> String {
     let mut out = String::with_capacity(text.len());
     for word in text.split_whitespace() {
         if !out.is_empty() {
             out.push(' ');
         }
-        out.push_str(word);
+        if word.chars().any(char::is_control) {
+            out.extend(word.chars().filter(|c| !c.is_control()));
+        } else {
+            out.push_str(word);
+        }
     }
     if let Some(cap) = cap
         && out.chars().count() > cap
@@ -353,12 +383,6 @@ fn one_line(text: &str, cap: Option<usize>) -> String {
         out.truncate(out.trim_end().len());
         out.push('…');
     }
-    out
-}
-
-fn entry_line(format: CatalogFormat, shown: &Shown<'_>) -> String {
-    let mut out = String::new();
-    push_entry(&mut out, format, shown, true);
     out
 }
 
@@ -445,8 +469,11 @@ fn assemble(
             for (i, s) in shown.iter().enumerate() {
                 push_entry(&mut out, format, s, i == 0);
             }
-            out.push_str("],\"omitted\":");
-            push_json(&mut out, &omitted);
+            out.push(']');
+            if !omitted.is_empty() {
+                out.push_str(",\"note\":");
+                push_json(&mut out, &note_text(omitted.len(), omitted));
+            }
             out.push_str("}\n");
         }
     }

@@ -157,6 +157,8 @@ pub fn parse_skill_md(
 ) -> ParseOutcome {
     let mut out = Vec::new();
     let document = parse_inner(source, origin, options, &mut out);
+    // File order; a stable sort keeps the rule order within a line.
+    out.sort_by_key(|d| d.line.unwrap_or(u32::MAX));
     let diagnostics: Vec<Diagnostic> = out.into_iter().map(|d| locate(d, origin)).collect();
     let has_error = diagnostics.iter().any(Diagnostic::is_error);
     ParseOutcome {
@@ -648,12 +650,12 @@ mod tests {
         assert_eq!(
             codes(src, Some("other"), Mode::Strict),
             vec![
-                "field-unknown",
                 "name-not-lowercase",
                 "name-hyphen-edge",
                 "name-consecutive-hyphens",
                 "name-dir-mismatch",
                 "description-empty",
+                "field-unknown",
                 "compatibility-not-string",
             ]
         );
@@ -665,7 +667,7 @@ mod tests {
         let src = format!("---\nname: {long}\ndescription: d\nwhen_to_use: often\n---\n");
         assert_eq!(
             codes(&src, Some("x"), Mode::Strict),
-            vec!["field-unknown", "name-too-long", "name-dir-mismatch"]
+            vec!["name-too-long", "name-dir-mismatch", "field-unknown"]
         );
         let opts = ValidationOptions::lenient();
         let out = parse_skill_md(

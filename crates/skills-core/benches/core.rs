@@ -1,0 +1,202 @@
+//! Benchmarks for the hot paths of `skills-core`: parsing and strict validation of
+//! a realistic `SKILL.md`, and rendering a catalog of 10 000 skills.
+//!
+//! Run: `cargo bench -p skills-core --bench core -- --warm-up-time 1 --measurement-time 3`.
+//! Targets: `parse_strict` ≥ 50 MB/s; `render_catalog_10k` < 5 ms per render.
+
+use std::hint::black_box;
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use skills_core::{
+    Budget, Catalog, CatalogFormat, Origin, RenderOptions, SkillMetadata, ValidationOptions,
+    define_skill, parse_skill_md,
+};
+
+const WORDS: &[&str] = &[
+    "extracts",
+    "tables",
+    "from",
+    "documents",
+    "and",
+    "summarizes",
+    "the",
+    "results",
+    "for",
+    "review",
+    "use",
+    "when",
+    "user",
+    "asks",
+    "about",
+    "reports",
+    "spreadsheets",
+    "charts",
+    "invoices",
+    "contracts",
+    "with",
+    "clear",
+    "citations",
+    "quickly",
+];
+
+/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        // `n` is small; the value fits.
+        usize::try_from(self.next()).unwrap_or(0) % n
+    }
+}
+
+/// Words until the text is `len` characters long (ASCII, so bytes = chars).
+fn words(rng: &mut Lcg, len: usize) -> String {
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(WORDS[rng.below(WORDS.len())]);
+    }
+    out.truncate(len);
+    out.truncate(out.trim_end().len());
+    out.push('.');
+    out
+}
+
+/// A realistic `SKILL.md`: every spec field, a ~300-character description and a
+/// Markdown body of at least `body_bytes` bytes with a `Tools:` section.
+fn skill_md(body_bytes: usize) -> String {
+    let mut rng = Lcg(7);
+    let mut src = String::from("---\nname: report-analyst\ndescription: >-\n");
+    let description = words(&mut rng, 300);
+    for chunk in description
+        .split_inclusive(". ")
+        .collect::<String>()
+        .as_bytes()
+        .chunks(76)
+    {
+        src.push_str("  ");
+        src.push_str(std::str::from_utf8(chunk).unwrap_or_default().trim());
+        src.push('\n');
+    }
+    src.push_str(concat!(
+        "license: Apache-2.0\n",
+        "metadata:\n",
+        "  author: analytics-team\n",
+        "  version: \"1.4.2\"\n",
+        "  homepage: https://example.com/skills/report-analyst\n",
+        "allowed-tools: Read Grep Bash(python:*) WebFetch\n",
+        "---\n",
+        "# Report analyst\n\n",
+        "Read the report end to end before answering.\n\n",
+        "Tools:\n",
+        "- read_pdf\n",
+        "- extract_table   # tables come back as CSV\n",
+        "- plot_chart\n\n",
+    ));
+    let mut section = 1;
+    while src.len() < body_bytes {
+        src.push_str(&format!("## Step {section}\n\n"));
+        src.push_str(&words(&mut rng, 400));
+        src.push_str("\n\n- ");
+        src.push_str(&words(&mut rng, 60));
+        src.push_str("\n- ");
+        src.push_str(&words(&mut rng, 60));
+        src.push_str("\n\n```python\nimport csv\nrows = list(csv.reader(open(\"table.csv\")))\nprint(len(rows))\n```\n\n");
+        section += 1;
+    }
+    src
+}
+
+fn parse_strict(c: &mut Criterion) {
+    let options = ValidationOptions::strict();
+    let origin = Origin {
+        file: Some("skills/report-analyst/SKILL.md"),
+        dir_name: Some("report-analyst"),
+    };
+    let mut group = c.benchmark_group("parse_strict");
+    for (label, body) in [("body_4k", 4 * 1024), ("body_32k", 32 * 1024)] {
+        let src = skill_md(body);
+        let check = parse_skill_md(&src, origin, &options);
+        assert!(check.diagnostics.is_empty(), "{:?}", check.diagnostics);
+        assert_eq!(
+            check.document.map(|d| d.metadata.declared_tools.len()),
+            Some(3)
+        );
+        group.throughput(Throughput::Bytes(src.len() as u64));
+        group.bench_function(label, |b| {
+            b.iter(|| parse_skill_md(black_box(&src), origin, &options));
+        });
+    }
+    group.finish();
+}
+
+/// 10 000 skills `skill-00001`…, descriptions of 80–200 characters, in a shuffled
+/// (but deterministic) discovery order.
+fn ten_thousand() -> Vec<SkillMetadata> {
+    let mut rng = Lcg(42);
+    let mut skills: Vec<SkillMetadata> = (1..=10_000)
+        .map(|i| {
+            let len = 80 + rng.below(121);
+            define_skill(format!("skill-{i:05}"), words(&mut rng, len))
+                .build()
+                .expect("valid")
+                .skill()
+                .metadata
+                .clone()
+        })
+        .collect();
+    for i in (1..skills.len()).rev() {
+        let j = rng.below(i + 1);
+        skills.swap(i, j);
+    }
+    skills
+}
+
+fn render_catalog_10k(c: &mut Criterion) {
+    let skills = ten_thousand();
+    let catalog = Catalog::new(skills.clone());
+    assert_eq!(catalog.len(), 10_000);
+    let cases = [
+        ("xml", RenderOptions::default()),
+        (
+            "markdown",
+            RenderOptions::default().with_format(CatalogFormat::Markdown),
+        ),
+        (
+            "json",
+            RenderOptions::default().with_format(CatalogFormat::Json),
+        ),
+        (
+            "xml_budget_8000_chars",
+            RenderOptions::default().with_budget(Budget::chars(8_000)),
+        ),
+    ];
+    let mut group = c.benchmark_group("render_catalog_10k");
+    for (label, options) in &cases {
+        group.bench_function(*label, |b| b.iter(|| black_box(&catalog).render(options)));
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("catalog_new_10k");
+    group.bench_function("shuffled", |b| {
+        b.iter_batched(
+            || skills.clone(),
+            |input| Catalog::new(black_box(input)),
+            BatchSize::LargeInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, parse_strict, render_catalog_10k);
+criterion_main!(benches);

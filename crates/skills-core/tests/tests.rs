@@ -1,0 +1,16 @@
+//! Integration tests for `skills-core`: catalog and diagnostic snapshots,
+//! property tests, hostile input, layered providers and injection tagging.
+//!
+//! One test binary; the modules live in `tests/it/`. Snapshots are in
+//! `tests/snapshots/` (regenerate with `INSTA_UPDATE=always cargo test -p skills-core`
+//! and review every changed `.snap` file).
+
+mod it {
+    mod bad_input;
+    mod catalog_snapshots;
+    mod diagnostics_snapshots;
+    mod layered;
+    mod props;
+    mod support;
+    mod tagging;
+}
