@@ -279,8 +279,13 @@ fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOpt
         return String::new();
     }
     let guardrail = guardrail(&options.load_tool);
+    let format = options.format;
     let Some(limit) = options.budget.limit else {
-        return assemble(options.format, &guardrail, &visible, &[]);
+        let mut body = String::with_capacity(visible.len() * 160);
+        for (i, shown) in visible.iter().enumerate() {
+            push_entry(&mut body, format, shown, i == 0);
+        }
+        return assemble(format, &guardrail, &body, &[]);
     };
     let cost = |text: &str| match limit {
         BudgetLimit::Chars(_) => text.chars().count(),
@@ -289,42 +294,82 @@ fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOpt
     let max = match limit {
         BudgetLimit::Chars(n) | BudgetLimit::Tokens(n) => n,
     };
-    let full = assemble(options.format, &guardrail, &visible, &[]);
-    if cost(&full) <= max {
-        return full;
+    let render_line = |shown: &Shown<'_>| {
+        // `first: false` gives every JSON entry a leading comma; the first kept
+        // one drops it when joined.
+        let mut line = String::new();
+        push_entry(&mut line, format, shown, false);
+        line
+    };
+    // A cheap lower bound on an entry's cost, so entries that cannot fit are
+    // skipped without being rendered: a character is at most four bytes and
+    // escaping only adds. Token counters are opaque, so their bound is 0.
+    let overhead = cost(&render_line(&Shown {
+        name: "",
+        description: std::borrow::Cow::Borrowed(""),
+    }));
+    let lower_bound = |shown: &Shown<'_>| match limit {
+        BudgetLimit::Chars(_) => overhead + shown.name.len() / 4 + shown.description.len() / 4,
+        BudgetLimit::Tokens(_) => 0,
+    };
+    let frame = cost(&assemble(format, &guardrail, "", &[]));
+    if frame + visible.iter().map(lower_bound).sum::<usize>() <= max {
+        let out = assemble(
+            format,
+            &guardrail,
+            &join(format, visible.iter().map(render_line)),
+            &[],
+        );
+        if cost(&out) <= max {
+            return out;
+        }
     }
-    // Reserve room for the worst-case note: the longest names it could list.
+    // Reserve room for the worst-case note: the longest names it could list,
+    // plus its frame (blank lines around it, or `,"note":""` in JSON).
     let mut longest: Vec<&str> = visible.iter().map(|s| s.name).collect();
     longest.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
     longest.truncate(MAX_NOTE_NAMES);
-    let worst_note = note_text(visible.len(), &longest);
-    let frame = assemble(options.format, &guardrail, &[], &[]);
-    // The note's frame: blank lines around it, or `,"note":""` in JSON.
-    let mut used = cost(&frame) + cost(&worst_note) + cost(",\"note\":\"\"\n");
-    let mut kept: Vec<Shown<'_>> = Vec::new();
+    let mut used = frame + cost(&note_text(visible.len(), &longest)) + cost(",\"note\":\"\"\n");
+    let mut kept: Vec<(&str, String)> = Vec::new();
     let mut omitted: Vec<&str> = Vec::new();
-    let mut line = String::new();
-    for shown in visible {
-        line.clear();
-        // `first: false` charges every JSON entry its comma.
-        push_entry(&mut line, options.format, &shown, false);
-        let line_cost = cost(&line);
-        if used + line_cost <= max {
-            used += line_cost;
-            kept.push(shown);
-        } else {
-            omitted.push(shown.name);
+    for shown in &visible {
+        if used + lower_bound(shown) <= max {
+            let line = render_line(shown);
+            let line_cost = cost(&line);
+            if used + line_cost <= max {
+                used += line_cost;
+                kept.push((shown.name, line));
+                continue;
+            }
         }
+        omitted.push(shown.name);
     }
-    let mut out = assemble(options.format, &guardrail, &kept, &omitted);
+    let render_kept = |kept: &[(&str, String)], omitted: &[&str]| {
+        let body = join(format, kept.iter().map(|(_, line)| line.clone()));
+        assemble(format, &guardrail, &body, omitted)
+    };
+    let mut out = render_kept(&kept, &omitted);
     // A custom token counter need not be additive: drop entries until it fits.
     while cost(&out) > max {
-        let Some(last) = kept.pop() else { break };
-        let at = omitted.partition_point(|n| *n < last.name);
-        omitted.insert(at, last.name);
-        out = assemble(options.format, &guardrail, &kept, &omitted);
+        let Some((name, _)) = kept.pop() else { break };
+        let at = omitted.partition_point(|n| *n < name);
+        omitted.insert(at, name);
+        out = render_kept(&kept, &omitted);
     }
     out
+}
+
+/// Concatenates rendered entry lines; in JSON the first loses its leading comma.
+fn join(format: CatalogFormat, lines: impl Iterator<Item = String>) -> String {
+    let mut body = String::new();
+    for (i, line) in lines.enumerate() {
+        if i == 0 && format == CatalogFormat::Json {
+            body.push_str(line.strip_prefix(',').unwrap_or(&line));
+        } else {
+            body.push_str(&line);
+        }
+    }
+    body
 }
 
 fn guardrail(tool: &str) -> String {
@@ -406,43 +451,42 @@ fn push_entry(out: &mut String, format: CatalogFormat, shown: &Shown<'_>, first:
             if !first {
                 out.push(',');
             }
-            #[derive(Serialize)]
-            struct Entry<'a> {
-                name: &'a str,
-                description: &'a str,
-            }
-            push_json(
-                out,
-                &Entry {
-                    name: shown.name,
-                    description: &shown.description,
-                },
-            );
+            out.push_str("{\"name\":");
+            push_json(out, shown.name);
+            out.push_str(",\"description\":");
+            push_json(out, &shown.description);
+            out.push('}');
         }
     }
 }
 
-fn push_json<T: Serialize>(out: &mut String, value: &T) {
-    // Serializing plain strings into a String cannot fail.
-    if let Ok(text) = serde_json::to_string(value) {
-        out.push_str(&text);
-    }
+/// Appends `text` as a JSON string. Hand-written because it runs once per
+/// catalog entry and a serializer call per string costs more than the escaping;
+/// the output is what `serde_json` writes (tested).
+fn push_json(out: &mut String, text: &str) {
+    out.push('"');
+    push_escaped(out, text, &JSON_SPECIAL, |b, out| match b {
+        b'"' => out.push_str("\\\""),
+        b'\\' => out.push_str("\\\\"),
+        b'\n' => out.push_str("\\n"),
+        b'\r' => out.push_str("\\r"),
+        b'\t' => out.push_str("\\t"),
+        0x08 => out.push_str("\\b"),
+        0x0c => out.push_str("\\f"),
+        _ => {
+            let _ = write!(out, "\\u{b:04x}");
+        }
+    });
+    out.push('"');
 }
 
-fn assemble(
-    format: CatalogFormat,
-    guardrail: &str,
-    shown: &[Shown<'_>],
-    omitted: &[&str],
-) -> String {
-    let mut out = String::with_capacity(64 + shown.len() * 128);
+fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: &[&str]) -> String {
+    let mut out = String::with_capacity(512 + body.len());
     match format {
         CatalogFormat::Xml => {
             out.push_str(guardrail);
             out.push_str("\n<available_skills>\n");
-            for s in shown {
-                push_entry(&mut out, format, s, true);
-            }
+            out.push_str(body);
             out.push_str("</available_skills>\n");
             if !omitted.is_empty() {
                 escape_xml(&mut out, &note_text(omitted.len(), omitted));
@@ -453,9 +497,7 @@ fn assemble(
             out.push_str("## Available skills\n\n");
             out.push_str(guardrail);
             out.push_str("\n\n");
-            for s in shown {
-                push_entry(&mut out, format, s, true);
-            }
+            out.push_str(body);
             if !omitted.is_empty() {
                 out.push('\n');
                 out.push_str(&note_text(omitted.len(), omitted));
@@ -464,11 +506,9 @@ fn assemble(
         }
         CatalogFormat::Json => {
             out.push_str("{\"instructions\":");
-            push_json(&mut out, &guardrail);
+            push_json(&mut out, guardrail);
             out.push_str(",\"skills\":[");
-            for (i, s) in shown.iter().enumerate() {
-                push_entry(&mut out, format, s, i == 0);
-            }
+            out.push_str(body);
             out.push(']');
             if !omitted.is_empty() {
                 out.push_str(",\"note\":");
@@ -482,18 +522,53 @@ fn assemble(
 
 /// Escapes `& < > " '` for XML text and attribute values.
 pub fn escape_xml(out: &mut String, text: &str) {
-    let mut last = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let rep = match b {
+    push_escaped(out, text, &XML_SPECIAL, |b, out| {
+        out.push_str(match b {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
             b'"' => "&quot;",
-            b'\'' => "&apos;",
-            _ => continue,
-        };
+            _ => "&apos;",
+        });
+    });
+}
+
+/// Bytes that need escaping, as lookup tables: a table scan is several times
+/// faster than matching every byte, and catalogs are mostly plain text.
+static XML_SPECIAL: [bool; 256] = table(b"&<>\"'", false);
+static JSON_SPECIAL: [bool; 256] = table(b"\"\\", true);
+
+const fn table(special: &[u8], controls: bool) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < special.len() {
+        t[special[i] as usize] = true;
+        i += 1;
+    }
+    if controls {
+        let mut c = 0;
+        while c < 0x20 {
+            t[c] = true;
+            c += 1;
+        }
+    }
+    t
+}
+
+/// Copies `text`, replacing each byte flagged in `special` through `escape`.
+/// Flagged bytes are ASCII, so slicing at them stays on UTF-8 boundaries.
+fn push_escaped(
+    out: &mut String,
+    text: &str,
+    special: &[bool; 256],
+    escape: impl Fn(u8, &mut String),
+) {
+    let bytes = text.as_bytes();
+    let mut last = 0;
+    while let Some(offset) = bytes[last..].iter().position(|&b| special[usize::from(b)]) {
+        let i = last + offset;
         out.push_str(&text[last..i]);
-        out.push_str(rep);
+        escape(bytes[i], out);
         last = i + 1;
     }
     out.push_str(&text[last..]);
@@ -584,6 +659,21 @@ mod tests {
         let opts =
             RenderOptions::default().with_budget(Budget::unlimited().with_description_cap(10));
         assert!(c.render(&opts).contains(">word word…</skill>"));
+    }
+
+    #[test]
+    fn json_strings_match_serde() {
+        for text in [
+            "plain",
+            "q\"uote\\back",
+            "nl\n\r\t\u{8}\u{c}\u{1}\u{1f}",
+            "é ✓ 😀",
+            "",
+        ] {
+            let mut out = String::new();
+            push_json(&mut out, text);
+            assert_eq!(out, serde_json::to_string(text).expect("json"), "{text:?}");
+        }
     }
 
     #[test]
