@@ -8,8 +8,6 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::metadata::SkillMetadata;
 
 /// An immutable, name-sorted snapshot of skill metadata with a content
