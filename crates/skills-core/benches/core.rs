@@ -136,6 +136,11 @@ fn parse_strict(c: &mut Criterion) {
         group.bench_function(label, |b| {
             b.iter(|| parse_skill_md(black_box(&src), origin, &options));
         });
+        // Baseline in the same run: one pass over the same bytes that allocates
+        // the copy a parser must make (memory bandwidth of this machine).
+        group.bench_function(format!("baseline_copy_{label}"), |b| {
+            b.iter(|| black_box(&src).lines().count() + black_box(&src).to_owned().len());
+        });
     }
     group.finish();
 }
@@ -182,6 +187,19 @@ fn render_catalog_10k(c: &mut Criterion) {
         ),
     ];
     let mut group = c.benchmark_group("render_catalog_10k");
+    // Baseline in the same run: concatenating every name and description into
+    // one string, with no framing or escaping.
+    group.bench_function("baseline_concat", |b| {
+        b.iter(|| {
+            let mut out = String::new();
+            for m in black_box(&catalog).entries() {
+                out.push_str(m.name.as_str());
+                out.push_str(&m.description);
+                out.push('\n');
+            }
+            out
+        });
+    });
     for (label, options) in &cases {
         group.bench_function(*label, |b| b.iter(|| black_box(&catalog).render(options)));
     }

@@ -124,18 +124,27 @@ pub fn find_skill_md(dir: &Path) -> Option<PathBuf> {
 
 /// Reads and parses one skill folder.
 pub fn load_skill_dir(dir: &Path, options: &FsOptions) -> DiscoveredSkill {
+    match find_skill_md(dir) {
+        Some(md) => load_skill_md(dir, md, options),
+        None => DiscoveredSkill {
+            dir: dir.to_path_buf(),
+            skill_md: None,
+            document: None,
+            diagnostics: vec![Diagnostic::error(
+                Code::SkillMdMissing,
+                format!("`{}` has no SKILL.md", dir.display()),
+            )],
+        },
+    }
+}
+
+/// Reads and parses the `SKILL.md` at `md` of the skill folder `dir`.
+fn load_skill_md(dir: &Path, md: PathBuf, options: &FsOptions) -> DiscoveredSkill {
     let mut skill = DiscoveredSkill {
         dir: dir.to_path_buf(),
         skill_md: None,
         document: None,
         diagnostics: Vec::new(),
-    };
-    let Some(md) = find_skill_md(dir) else {
-        skill.diagnostics.push(Diagnostic::error(
-            Code::SkillMdMissing,
-            format!("`{}` has no SKILL.md", dir.display()),
-        ));
-        return skill;
     };
     let file = md.display().to_string();
     skill.skill_md = Some(md.clone());
@@ -217,7 +226,7 @@ pub(crate) fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
 struct Walk<'a> {
     options: &'a FsOptions,
     out: Discovery,
-    visited: HashSet<PathBuf>,
+    visited: HashSet<DirId>,
     dirs_seen: usize,
     limit_reported: bool,
 }
@@ -241,22 +250,22 @@ impl Walk<'_> {
                 return;
             }
         }
-        if find_skill_md(root).is_some() {
-            if self.first_visit(root) {
-                let skill = load_skill_dir(root, self.options);
+        if let Some(md) = find_skill_md(root) {
+            if self.first_visit(root, None) {
+                let skill = load_skill_md(root, md, self.options);
                 self.out.skills.push(skill);
             }
             return;
         }
-        self.first_visit(root);
+        self.first_visit(root, None);
         self.children(root, 1);
     }
 
     /// Records a folder; `false` when it was already visited (loop or alias).
-    fn first_visit(&mut self, dir: &Path) -> bool {
-        match fs::canonicalize(dir) {
-            Ok(canonical) => self.visited.insert(canonical),
-            Err(_) => true,
+    fn first_visit(&mut self, dir: &Path, meta: Option<&fs::Metadata>) -> bool {
+        match dir_id(dir, meta) {
+            Some(id) => self.visited.insert(id),
+            None => true,
         }
     }
 
@@ -285,9 +294,10 @@ impl Walk<'_> {
                 continue;
             }
             let path = dir.join(&name);
-            if !fs::metadata(&path).is_ok_and(|m| m.is_dir()) {
-                continue;
-            }
+            let meta = match fs::metadata(&path) {
+                Ok(meta) if meta.is_dir() => meta,
+                _ => continue,
+            };
             if self.dirs_seen >= self.options.max_dirs {
                 if !self.limit_reported {
                     self.limit_reported = true;
@@ -302,11 +312,11 @@ impl Walk<'_> {
                 return found;
             }
             self.dirs_seen += 1;
-            if !self.first_visit(&path) {
+            if !self.first_visit(&path, Some(&meta)) {
                 continue;
             }
-            if find_skill_md(&path).is_some() {
-                let skill = load_skill_dir(&path, self.options);
+            if let Some(md) = find_skill_md(&path) {
+                let skill = load_skill_md(&path, md, self.options);
                 self.out.skills.push(skill);
                 found += 1;
                 continue;
@@ -329,6 +339,28 @@ impl Walk<'_> {
         }
         found
     }
+}
+
+/// What identifies a folder however it was reached (through symlinks or not).
+#[cfg(unix)]
+type DirId = (u64, u64);
+#[cfg(not(unix))]
+type DirId = PathBuf;
+
+/// The device and inode of a folder: one `stat` (reused when the caller has
+/// it), where canonicalizing would cost one per path component.
+#[cfg(unix)]
+fn dir_id(dir: &Path, meta: Option<&fs::Metadata>) -> Option<DirId> {
+    use std::os::unix::fs::MetadataExt as _;
+    match meta {
+        Some(m) => Some((m.dev(), m.ino())),
+        None => fs::metadata(dir).ok().map(|m| (m.dev(), m.ino())),
+    }
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path, _meta: Option<&fs::Metadata>) -> Option<DirId> {
+    fs::canonicalize(dir).ok()
 }
 
 /// A folder with `scripts/`, `references/` or `assets/`, or Markdown files, but no
