@@ -12,7 +12,7 @@
 //! skills. File-system discovery lives in `skills-fs`; agents in `skills-agent`.
 //!
 //! # Design
-//! * Only [`frontmatter`](crate::frontmatter) touches the YAML parser, so the
+//! * Only [`frontmatter`] touches the YAML parser, so the
 //!   parser's hardening (size, depth, alias budget) lives in one place.
 //! * Validation never stops at the first problem: [`parse_skill_md`] returns every
 //!   [`Diagnostic`], each with a stable [`Code`], a message, file and line.
@@ -64,3 +64,13 @@ pub use validate::{
     Mode, Origin, ParseOutcome, SkillDocument, ValidationOptions, parse_skill_md,
     parse_skill_md_bytes,
 };
+
+/// The examples in `docs/catalog.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/catalog.md")]
+pub struct CatalogGuide;
+
+/// The library example in `README.md`, compiled as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExample;

@@ -33,3 +33,8 @@ pub use discover::{DiscoveredSkill, Discovery, discover, find_skill_md, load_ski
 pub use options::FsOptions;
 pub use provider::{FsProvider, load_skill};
 pub use read::{list_resources, read_resource};
+
+/// The examples in `docs/providers.md`, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/providers.md")]
+pub struct ProvidersGuide;
