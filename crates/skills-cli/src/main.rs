@@ -1,8 +1,9 @@
 //! `skills`: check Agent Skills and see what a model would see.
 //!
 //! A thin binary over `skills-core` and `skills-fs`: it parses arguments, calls the
-//! libraries and prints. It must not contain skill rules of its own; anything a
-//! library user would also want belongs in a library crate.
+//! libraries and prints. It depends on nothing but those two crates, `clap`,
+//! `serde_json` and `pollster`, and must not contain skill rules of its own:
+//! anything a library user would also want belongs in a library crate.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -12,7 +13,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use skills_core::{
     Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LineRange, RenderOptions,
-    SkillProvider, ValidationOptions,
+    ReservedNames, SkillProvider, ValidationOptions,
 };
 use skills_fs::{Discovery, FsOptions, FsProvider, discover};
 
@@ -48,6 +49,9 @@ enum Command {
         /// Print a JSON report instead of text.
         #[arg(long)]
         json: bool,
+        /// Refuse names containing WORD (repeatable), e.g. `--reserved claude`.
+        #[arg(long = "reserved", value_name = "WORD")]
+        reserved: Vec<String>,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -182,6 +186,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         Command::Validate {
             strict,
             json,
+            reserved,
             paths,
         } => {
             let roots = resolve_roots(&roots, paths)?;
@@ -189,7 +194,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 ValidationOptions::strict()
             } else {
                 ValidationOptions::lenient()
-            };
+            }
+            .with_reserved(ReservedNames::words(reserved));
             let options = FsOptions::default().with_validation(validation);
             let report = validate(&roots, &options);
             if json {

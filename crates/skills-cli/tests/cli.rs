@@ -340,6 +340,19 @@ fn validate_nonexistent_path_exits_2() {
 }
 
 #[test]
+fn validate_reserved_words_are_refused() {
+    let examples = examples();
+    let out = run(&["validate", "--reserved", "CSV", &examples]).expect_code(1);
+    assert!(
+        out.stdout.contains("error[name-reserved]"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("csv-insights"), "{}", out.stdout);
+    run(&["validate", "--reserved", "anthropic", &examples]).expect_code(0);
+}
+
+#[test]
 fn validate_a_plain_file_is_a_usage_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("notes.txt");
