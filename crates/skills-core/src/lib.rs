@@ -33,6 +33,7 @@
 
 pub mod catalog;
 pub mod diagnostic;
+pub mod docs;
 pub mod error;
 pub mod frontmatter;
 pub mod in_code;
@@ -47,6 +48,7 @@ pub mod validate;
 
 pub use catalog::{Budget, BudgetLimit, Catalog, CatalogFormat, RenderOptions, estimate_tokens};
 pub use diagnostic::{Code, Diagnostic, Severity};
+pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
 pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
 pub use layered::{FilteredProvider, LayeredProvider};

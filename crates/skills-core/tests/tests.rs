@@ -9,6 +9,7 @@ mod it {
     mod bad_input;
     mod catalog_snapshots;
     mod diagnostics_snapshots;
+    mod docs;
     mod layered;
     mod props;
     mod support;
