@@ -5,21 +5,27 @@
 //! `serde_json` and `pollster`, and must not contain skill rules of its own:
 //! anything a library user would also want belongs in a library crate.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use skills_core::{
-    Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LineRange, RenderOptions,
-    ReservedNames, SkillProvider, ValidationOptions,
+    Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LayeredProvider, LineRange,
+    RenderOptions, ReservedNames, SkillProvider, ValidationOptions,
 };
-use skills_fs::{Discovery, FsOptions, FsProvider, discover};
+use skills_fs::remote::{self, RemoteOptions};
+use skills_fs::{Discovery, FsOptions, FsProvider, StandardRoots, discover, standard_provider};
 
 const AFTER_HELP: &str = "\
-Paths: each PATH is a folder of skills (searched recursively) or one skill folder.
-With no PATH and no --root, `examples/skills` is used when it exists here.
+Paths: each PATH is a folder of skills (searched recursively), one skill folder,
+or an http(s):// or file:// URL of a .zip/.tar/.tar.gz archive or a bare SKILL.md
+(downloaded once into the cache: $SKILLS_CACHE_DIR or the platform cache folder).
+With no PATH and no --root, the roots in $SKILLS_ROOT are used; without that,
+`examples/skills` when it exists here.
 
 Exit codes:
   0  success (validate: every skill is valid)
@@ -33,6 +39,12 @@ struct Cli {
     /// A skills root (repeatable); combined with the PATH arguments.
     #[arg(long = "root", global = true, value_name = "PATH")]
     roots: Vec<PathBuf>,
+
+    /// Also search the standard roots: `.agents/skills` and `.claude/skills` from
+    /// here up to the repository root, then `~/.agents/skills`,
+    /// `~/.claude/skills` and `$CODEX_HOME/skills`. Given paths take precedence.
+    #[arg(long, global = true)]
+    standard_roots: bool,
 
     #[command(subcommand)]
     command: Command,
@@ -180,7 +192,15 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<u8, Failure> {
-    let Cli { roots, command } = cli;
+    let Cli {
+        roots,
+        standard_roots,
+        command,
+    } = cli;
+    let sources = Sources {
+        roots,
+        standard: standard_roots,
+    };
     let mut out = io::stdout().lock();
     match command {
         Command::Validate {
@@ -189,7 +209,16 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             reserved,
             paths,
         } => {
-            let roots = resolve_roots(&roots, paths)?;
+            let mut roots = sources.resolve(paths)?;
+            if sources.standard {
+                roots.extend(
+                    StandardRoots::new()
+                        .discover()
+                        .roots
+                        .into_iter()
+                        .map(|r| r.path),
+                );
+            }
             let validation = if strict {
                 ValidationOptions::strict()
             } else {
@@ -214,7 +243,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             )
         }
         Command::List { json, paths } => {
-            let provider = provider(&roots, paths)?;
+            let provider = sources.provider(paths)?;
             let catalog = block_on(provider.list())?;
             if json {
                 serde_json::to_writer_pretty(&mut out, catalog.entries())
@@ -227,7 +256,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     writeln!(out, "{:width$}  {}", m.name.as_str(), desc.join(" "))?;
                 }
             }
-            warn_skipped(&provider);
+            warn_skipped(provider.as_ref());
             Ok(0)
         }
         Command::Catalog {
@@ -236,7 +265,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             description_cap,
             paths,
         } => {
-            let provider = provider(&roots, paths)?;
+            let provider = sources.provider(paths)?;
             let catalog = block_on(provider.list())?;
             let format = match format {
                 Format::Xml => CatalogFormat::Xml,
@@ -253,11 +282,11 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     .with_budget(budget),
             );
             out.write_all(text.as_bytes())?;
-            warn_skipped(&provider);
+            warn_skipped(provider.as_ref());
             Ok(0)
         }
         Command::Show { name, json, paths } => {
-            let provider = provider(&roots, paths)?;
+            let provider = sources.provider(paths)?;
             let skill = block_on(provider.get(&name))?;
             if json {
                 serde_json::to_writer_pretty(&mut out, &skill)
@@ -297,7 +326,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             lines,
             paths,
         } => {
-            let provider = provider(&roots, paths)?;
+            let provider = sources.provider(paths)?;
             let content = block_on(provider.read_resource(&name, &file, lines))?;
             out.write_all(content.text.as_bytes())?;
             Ok(0)
@@ -309,19 +338,107 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
     pollster::block_on(future)
 }
 
-/// The roots to use: `--root` values and PATH arguments, or `examples/skills`.
-fn resolve_roots(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
-    let mut all: Vec<PathBuf> = roots.iter().cloned().chain(paths).collect();
-    if all.is_empty() {
-        let default = PathBuf::from("examples/skills");
-        if default.is_dir() {
-            all.push(default);
-        } else {
-            return Err(Failure::usage(
-                "no skills path given and no `examples/skills` here; pass a PATH or --root",
-            ));
+/// Where skills come from: `--root` values, PATH arguments, `$SKILLS_ROOT`, the
+/// standard roots, or `examples/skills`.
+struct Sources {
+    roots: Vec<PathBuf>,
+    standard: bool,
+}
+
+impl Sources {
+    /// The explicit roots as local folders: `--root` and PATH arguments, else
+    /// `$SKILLS_ROOT`, else `examples/skills` (unless standard roots are used).
+    /// URLs are downloaded (or taken from the cache).
+    fn resolve(&self, paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+        let mut specs: Vec<String> = Vec::new();
+        for path in self.roots.iter().cloned().chain(paths) {
+            match path.into_os_string().into_string() {
+                Ok(text) => specs.push(text),
+                Err(raw) => {
+                    // Not UTF-8: cannot be a URL; keep it as a path.
+                    return check_paths(vec![PathBuf::from(raw)]);
+                }
+            }
         }
+        if specs.is_empty() {
+            specs = remote::roots_from_env();
+        }
+        if specs.is_empty() && !self.standard {
+            let default = PathBuf::from("examples/skills");
+            if !default.is_dir() {
+                return Err(Failure::usage(
+                    "no skills path given, $SKILLS_ROOT is empty and there is no `examples/skills` here; pass a PATH, --root or --standard-roots",
+                ));
+            }
+            specs.push(default.display().to_string());
+        }
+        let mut local = Vec::with_capacity(specs.len());
+        for spec in specs {
+            if remote::is_url(&spec) {
+                local.push(download(&spec)?);
+            } else {
+                local.push(PathBuf::from(spec));
+            }
+        }
+        check_paths(local)
     }
+
+    /// One provider over the explicit roots and, when asked, the standard roots
+    /// (explicit roots take precedence).
+    fn provider(&self, paths: Vec<PathBuf>) -> Result<Arc<dyn SkillProvider>, Failure> {
+        let roots = self.resolve(paths)?;
+        let explicit: Arc<dyn SkillProvider> =
+            Arc::new(FsProvider::new(roots.clone(), FsOptions::default()));
+        if !self.standard {
+            return Ok(explicit);
+        }
+        let standard: Arc<dyn SkillProvider> = Arc::new(standard_provider(FsOptions::default()));
+        if roots.is_empty() {
+            return Ok(standard);
+        }
+        Ok(Arc::new(
+            LayeredProvider::new()
+                .with_layer("given paths", explicit)
+                .with_layer("standard roots", standard),
+        ))
+    }
+}
+
+/// Fetches a URL root into the cache, with a progress line on a terminal.
+fn download(url: &str) -> Result<PathBuf, Failure> {
+    let mut options = RemoteOptions::default();
+    let drew = Arc::new(AtomicBool::new(false));
+    if io::stderr().is_terminal() {
+        let drew = Arc::clone(&drew);
+        let label = url.to_owned();
+        let progress: remote::ProgressFn = Arc::new(move |done, total| {
+            drew.store(true, Ordering::Relaxed);
+            let mib = |n: u64| n as f64 / (1024.0 * 1024.0);
+            match total {
+                Some(total) if total > 0 => eprint!(
+                    "\rdownloading {label}: {:.1} / {:.1} MiB ({:>3}%)",
+                    mib(done),
+                    mib(total),
+                    done.saturating_mul(100) / total
+                ),
+                _ => eprint!("\rdownloading {label}: {:.1} MiB", mib(done)),
+            }
+        });
+        options = options.with_on_progress(progress);
+    }
+    let result = remote::resolve_root(url, &options);
+    if drew.load(Ordering::Relaxed) {
+        eprintln!();
+    }
+    result.map_err(|e| Failure {
+        code: 2,
+        message: e.to_string(),
+        broken_pipe: false,
+    })
+}
+
+/// Checks local roots exist; a path to a `SKILL.md` means its folder.
+fn check_paths(mut all: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
     for path in &mut all {
         if !path.exists() {
             return Err(Failure::usage(format!(
@@ -351,12 +468,7 @@ fn resolve_roots(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<Vec<PathBuf>,
     Ok(all)
 }
 
-fn provider(roots: &[PathBuf], paths: Vec<PathBuf>) -> Result<FsProvider, Failure> {
-    let roots = resolve_roots(roots, paths)?;
-    Ok(FsProvider::new(roots, FsOptions::default()))
-}
-
-fn warn_skipped(provider: &FsProvider) {
+fn warn_skipped(provider: &dyn SkillProvider) {
     let diagnostics = block_on(provider.diagnostics());
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
@@ -376,7 +488,8 @@ struct ValidateReport {
 
 fn validate(roots: &[PathBuf], options: &FsOptions) -> ValidateReport {
     let mut discovery = discover(roots, options);
-    mark_duplicates(&mut discovery);
+    // The first skill of a name wins; later ones get a `skill-duplicate` warning.
+    discovery.index_by_name();
     let mut missing = Vec::new();
     for root in roots {
         let found = discovery.skills.iter().any(|s| s.dir.starts_with(root));
@@ -395,28 +508,6 @@ fn validate(roots: &[PathBuf], options: &FsOptions) -> ValidateReport {
         }
     }
     ValidateReport { discovery, missing }
-}
-
-/// Adds `skill-duplicate` warnings: the first skill of a name wins.
-fn mark_duplicates(discovery: &mut Discovery) {
-    let mut seen: Vec<(String, PathBuf)> = Vec::new();
-    for skill in &mut discovery.skills {
-        let Some(name) = skill.name().map(str::to_owned) else {
-            continue;
-        };
-        if let Some((_, first)) = seen.iter().find(|(n, _)| *n == name) {
-            skill.diagnostics.push(Diagnostic::warning(
-                Code::SkillDuplicate,
-                format!(
-                    "skill `{name}` in `{}` has the same name as `{}`, found first; only one can load",
-                    skill.dir.display(),
-                    first.display()
-                ),
-            ));
-        } else {
-            seen.push((name, skill.dir.clone()));
-        }
-    }
 }
 
 #[derive(Serialize)]

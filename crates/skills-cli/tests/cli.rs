@@ -42,6 +42,7 @@ fn run_in(cwd: &Path, args: &[&str]) -> Run {
         .args(args)
         .current_dir(cwd)
         .env_remove("RUST_BACKTRACE")
+        .env_remove("SKILLS_ROOT")
         .output()
         .expect("the skills binary runs");
     Run {
@@ -1019,5 +1020,125 @@ fn version_prints_the_crate_version() {
     assert_eq!(
         out.stdout.trim(),
         format!("skills {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Packs `dir` into a `.tar.gz` with the system `tar`, returning the archive path.
+fn tar_gz(dir: &Path, out: &Path) -> PathBuf {
+    let archive = out.join("skills.tar.gz");
+    let status = Command::new("tar")
+        .arg("czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir)
+        .arg(".")
+        .status()
+        .expect("tar runs");
+    assert!(status.success());
+    archive
+}
+
+#[test]
+fn list_accepts_a_file_url_of_an_archive_and_caches_it() {
+    let root = Root::with_two_skills();
+    let work = tempfile::tempdir().expect("tempdir");
+    let archive = tar_gz(root.join("").as_path(), work.path());
+    let cache = work.path().join("no/such/cache");
+    let url = format!("file://{}", archive.display());
+    for _ in 0..2 {
+        let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+            .args(["list", &url])
+            .env("SKILLS_CACHE_DIR", &cache)
+            .output()
+            .expect("runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stdout}\n{stderr}");
+        assert!(
+            stdout.contains("alpha") && stdout.contains("beta"),
+            "{stdout}"
+        );
+        // Not a terminal: no progress line.
+        assert!(!stderr.contains("downloading"), "{stderr}");
+    }
+    let entries = std::fs::read_dir(cache.join("remote"))
+        .expect("cache created")
+        .count();
+    assert_eq!(entries, 1, "one cache entry for one URL");
+}
+
+#[test]
+fn a_url_that_is_not_an_archive_exits_2() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let junk = work.path().join("junk.zip");
+    std::fs::write(&junk, "<html>not found</html>").expect("write");
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(["catalog", &format!("file://{}", junk.display())])
+        .env("SKILLS_CACHE_DIR", work.path().join("cache"))
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!String::from_utf8_lossy(&output.stderr).is_empty());
+}
+
+#[test]
+fn skills_root_env_lists_roots_when_no_path_is_given() {
+    let a = Root::with_two_skills();
+    let b = Root::new();
+    b.skill("gamma", "Third skill. Use for gamma.", "Body.");
+    let cwd = tempfile::tempdir().expect("tempdir");
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .arg("list")
+        .current_dir(cwd.path())
+        .env("SKILLS_ROOT", format!("{},{}", a.arg(), b.arg()))
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let names: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "gamma"]);
+}
+
+#[test]
+fn standard_roots_flag_finds_project_and_user_skills() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    std::fs::create_dir_all(project.path().join(".git")).expect("git dir");
+    let write = |dir: &Path, name: &str, desc: &str| {
+        let d = dir.join(name);
+        std::fs::create_dir_all(&d).expect("mkdir");
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {desc}\n---\nBody.\n"),
+        )
+        .expect("write");
+    };
+    write(
+        &project.path().join(".agents/skills"),
+        "shared",
+        "Project copy.",
+    );
+    write(&home.path().join(".claude/skills"), "shared", "User copy.");
+    write(&home.path().join(".agents/skills"), "mine", "User only.");
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(["list", "--standard-roots"])
+        .current_dir(project.path())
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .env_remove("SKILLS_ROOT")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("mine"), "{stdout}");
+    assert!(stdout.contains("Project copy."), "project wins: {stdout}");
+    assert!(!stdout.contains("User copy."), "{stdout}");
+    assert!(
+        stderr.contains("warning"),
+        "the collision is reported: {stderr}"
     );
 }

@@ -13,13 +13,13 @@
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Origin, SkillDocument, parse_skill_md_bytes};
 
+use crate::cache::Stamp;
 use crate::options::FsOptions;
+use crate::vfs::{FileStat, RealFs, Vfs};
 
 /// Folder names never searched for skills.
 const SKIPPED_DIRS: &[&str] = &["node_modules", "target"];
@@ -68,9 +68,9 @@ impl Discovery {
             && !self.diagnostics.iter().any(Diagnostic::is_error)
     }
 
-    /// The usable skills, first of each name, with a `skill-duplicate` warning
-    /// added to the later ones. Returns (name → index into `skills`).
-    pub(crate) fn index_by_name(&mut self) -> BTreeMap<String, usize> {
+    /// Picks the first usable skill of each name and adds a `skill-duplicate`
+    /// warning to every later one. Returns name → index into `skills`.
+    pub fn index_by_name(&mut self) -> BTreeMap<String, usize> {
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for i in 0..self.skills.len() {
             let Some(name) = self.skills[i].name().map(str::to_owned) else {
@@ -101,45 +101,109 @@ impl Discovery {
 
 /// Finds and parses every skill under `roots`.
 pub fn discover(roots: &[PathBuf], options: &FsOptions) -> Discovery {
+    discover_in(&RealFs, roots, options)
+}
+
+/// [`discover`] through the file system `vfs`.
+pub fn discover_in(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Discovery {
+    discover_watched(vfs, roots, options).discovery
+}
+
+/// A discovery and what the staleness check needs to tell whether it is still
+/// current.
+#[derive(Debug)]
+pub(crate) struct Watched {
+    pub(crate) discovery: Discovery,
+    /// One stat per folder looked into (roots, searched folders, skill folders),
+    /// taken before the folder was read.
+    pub(crate) dirs: Vec<Stamp>,
+    /// One stat per `SKILL.md` read, taken before it was read; parallel to
+    /// `discovery.skills`.
+    pub(crate) skill_mds: Vec<Stamp>,
+}
+
+/// Discovery that also records the stats it made.
+pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Watched {
     let mut walk = Walk {
+        vfs,
         options,
         out: Discovery::default(),
         visited: HashSet::new(),
         dirs_seen: 0,
         limit_reported: false,
+        dirs: Vec::new(),
+        skill_mds: Vec::new(),
     };
     for root in roots {
         walk.root(root);
     }
-    walk.out
+    Watched {
+        discovery: walk.out,
+        dirs: walk.dirs,
+        skill_mds: walk.skill_mds,
+    }
 }
 
 /// Finds the `SKILL.md` of a folder (`skill.md` as a fallback).
 pub fn find_skill_md(dir: &Path) -> Option<PathBuf> {
+    find_skill_md_in(&RealFs, dir)
+}
+
+/// [`find_skill_md`] through the file system `vfs`.
+pub fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
     ["SKILL.md", "skill.md"]
         .iter()
         .map(|n| dir.join(n))
-        .find(|p| fs::symlink_metadata(p).is_ok())
+        .find(|p| vfs.symlink_metadata(p).is_ok())
 }
 
 /// Reads and parses one skill folder.
 pub fn load_skill_dir(dir: &Path, options: &FsOptions) -> DiscoveredSkill {
-    match find_skill_md(dir) {
-        Some(md) => load_skill_md(dir, md, options),
-        None => DiscoveredSkill {
-            dir: dir.to_path_buf(),
-            skill_md: None,
-            document: None,
-            diagnostics: vec![Diagnostic::error(
-                Code::SkillMdMissing,
-                format!("`{}` has no SKILL.md", dir.display()),
-            )],
-        },
+    load_skill_dir_in(&RealFs, dir, options)
+}
+
+/// [`load_skill_dir`] through the file system `vfs`.
+pub fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
+    load_skill_dir_stamped(vfs, dir, options).0
+}
+
+/// [`load_skill_dir_in`], also returning the stat of the `SKILL.md` taken before
+/// it was read.
+pub(crate) fn load_skill_dir_stamped(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    options: &FsOptions,
+) -> (DiscoveredSkill, Option<Stamp>) {
+    match find_skill_md_in(vfs, dir) {
+        Some(md) => {
+            let (skill, stamp) = load_skill_md(vfs, dir, md, None, options);
+            (skill, Some(stamp))
+        }
+        None => (
+            DiscoveredSkill {
+                dir: dir.to_path_buf(),
+                skill_md: None,
+                document: None,
+                diagnostics: vec![Diagnostic::error(
+                    Code::SkillMdMissing,
+                    format!("`{}` has no SKILL.md", dir.display()),
+                )],
+            },
+            None,
+        ),
     }
 }
 
-/// Reads and parses the `SKILL.md` at `md` of the skill folder `dir`.
-fn load_skill_md(dir: &Path, md: PathBuf, options: &FsOptions) -> DiscoveredSkill {
+/// Reads and parses the `SKILL.md` at `md` of the skill folder `dir` (`stat`:
+/// its `metadata`, when the caller has it); also returns the stat of `md` taken
+/// before reading it.
+fn load_skill_md(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    md: PathBuf,
+    stat: Option<FileStat>,
+    options: &FsOptions,
+) -> (DiscoveredSkill, Stamp) {
     let mut skill = DiscoveredSkill {
         dir: dir.to_path_buf(),
         skill_md: None,
@@ -150,47 +214,47 @@ fn load_skill_md(dir: &Path, md: PathBuf, options: &FsOptions) -> DiscoveredSkil
     skill.skill_md = Some(md.clone());
     let error =
         |code: Code, message: String| Diagnostic::error(code, message).in_file(file.clone());
-    let meta = match fs::metadata(&md) {
+    let meta = match stat.map_or_else(|| vfs.metadata(&md), Ok) {
         Ok(meta) => meta,
         Err(err) => {
             skill
                 .diagnostics
                 .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return skill;
+            return (skill, Stamp::new(&md, None));
         }
     };
+    let stamp = Stamp::new(&md, Some(meta));
     if !meta.is_file() {
         skill.diagnostics.push(error(
             Code::SkillMdNotFile,
             "SKILL.md is not a regular file (is it a directory?)".to_owned(),
         ));
-        return skill;
+        return (skill, stamp);
     }
-    if meta.len() > options.max_skill_md_bytes {
+    if meta.len > options.max_skill_md_bytes {
         skill.diagnostics.push(error(
             Code::SkillMdTooLarge,
             format!(
                 "SKILL.md is {} bytes; the limit is {} bytes",
-                meta.len(),
-                options.max_skill_md_bytes
+                meta.len, options.max_skill_md_bytes
             ),
         ));
-        return skill;
+        return (skill, stamp);
     }
-    let bytes = match read_capped(&md, options.max_skill_md_bytes) {
+    let bytes = match vfs.read(&md, options.max_skill_md_bytes) {
         Ok(bytes) => bytes,
         Err(err) => {
             skill
                 .diagnostics
                 .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return skill;
+            return (skill, stamp);
         }
     };
     // `.` or `..` have no file name: use the real folder's name.
     let canonical = dir
         .file_name()
         .is_none()
-        .then(|| fs::canonicalize(dir).ok())
+        .then(|| vfs.canonicalize(dir).ok())
         .flatten();
     let dir_name = canonical
         .as_deref()
@@ -207,34 +271,28 @@ fn load_skill_md(dir: &Path, md: PathBuf, options: &FsOptions) -> DiscoveredSkil
     );
     skill.document = outcome.document;
     skill.diagnostics = outcome.diagnostics;
-    skill
-}
-
-/// Reads at most `cap + 1` bytes, so a file that grew after `stat` is still bounded.
-pub(crate) fn read_capped(path: &Path, cap: u64) -> std::io::Result<Vec<u8>> {
-    let file = fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(std::io::Error::other(format!(
-            "the file grew beyond {cap} bytes while being read"
-        )));
-    }
-    Ok(bytes)
+    (skill, stamp)
 }
 
 struct Walk<'a> {
+    vfs: &'a dyn Vfs,
     options: &'a FsOptions,
     out: Discovery,
     visited: HashSet<DirId>,
     dirs_seen: usize,
     limit_reported: bool,
+    dirs: Vec<Stamp>,
+    skill_mds: Vec<Stamp>,
 }
 
 impl Walk<'_> {
     fn root(&mut self, root: &Path) {
-        match fs::metadata(root) {
-            Ok(meta) if meta.is_dir() => {}
+        let meta = self.vfs.metadata(root);
+        // A missing root is recorded too, so that creating it is noticed.
+        self.dirs
+            .push(Stamp::new(root, meta.as_ref().ok().copied()));
+        let meta = match meta {
+            Ok(meta) if meta.is_dir() => meta,
             Ok(_) => {
                 self.out.diagnostics.push(Diagnostic::error(
                     Code::IoError,
@@ -249,21 +307,37 @@ impl Walk<'_> {
                 ));
                 return;
             }
-        }
-        if let Some(md) = find_skill_md(root) {
-            if self.first_visit(root, None) {
-                let skill = load_skill_md(root, md, self.options);
-                self.out.skills.push(skill);
+        };
+        if let Some((md, stat)) = self.probe(root) {
+            if self.first_visit(root, &meta) {
+                self.load(root, md, stat);
             }
             return;
         }
-        self.first_visit(root, None);
+        self.first_visit(root, &meta);
         self.children(root, 1);
     }
 
+    /// [`find_skill_md_in`], trying the common case first: one `stat` of
+    /// `SKILL.md`, whose result the load reuses.
+    fn probe(&self, dir: &Path) -> Option<(PathBuf, Option<FileStat>)> {
+        let md = dir.join("SKILL.md");
+        match self.vfs.metadata(&md) {
+            Ok(stat) => Some((md, Some(stat))),
+            // Missing, or a dangling link (reported when loaded), or `skill.md`.
+            Err(_) => find_skill_md_in(self.vfs, dir).map(|md| (md, None)),
+        }
+    }
+
+    fn load(&mut self, dir: &Path, md: PathBuf, stat: Option<FileStat>) {
+        let (skill, stamp) = load_skill_md(self.vfs, dir, md, stat, self.options);
+        self.out.skills.push(skill);
+        self.skill_mds.push(stamp);
+    }
+
     /// Records a folder; `false` when it was already visited (loop or alias).
-    fn first_visit(&mut self, dir: &Path, meta: Option<&fs::Metadata>) -> bool {
-        match dir_id(dir, meta) {
+    fn first_visit(&mut self, dir: &Path, meta: &FileStat) -> bool {
+        match dir_id(self.vfs, dir, meta) {
             Some(id) => self.visited.insert(id),
             None => true,
         }
@@ -272,7 +346,7 @@ impl Walk<'_> {
     /// Searches the children of `dir` (at `depth` below the root); returns how many
     /// skill folders were found.
     fn children(&mut self, dir: &Path, depth: usize) -> usize {
-        let entries = match fs::read_dir(dir) {
+        let entries = match self.vfs.read_dir(dir) {
             Ok(entries) => entries,
             Err(err) => {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -282,10 +356,7 @@ impl Walk<'_> {
                 return 0;
             }
         };
-        let mut names: Vec<_> = entries
-            .filter_map(Result::ok)
-            .map(|e| e.file_name())
-            .collect();
+        let mut names = entries;
         names.sort();
         let mut found = 0;
         for name in names {
@@ -294,7 +365,7 @@ impl Walk<'_> {
                 continue;
             }
             let path = dir.join(&name);
-            let meta = match fs::metadata(&path) {
+            let meta = match self.vfs.metadata(&path) {
                 Ok(meta) if meta.is_dir() => meta,
                 _ => continue,
             };
@@ -312,12 +383,13 @@ impl Walk<'_> {
                 return found;
             }
             self.dirs_seen += 1;
-            if !self.first_visit(&path, Some(&meta)) {
+            if !self.first_visit(&path, &meta) {
                 continue;
             }
-            if let Some(md) = find_skill_md(&path) {
-                let skill = load_skill_md(&path, md, self.options);
-                self.out.skills.push(skill);
+            // Stat taken before the folder is read: any later change shows.
+            self.dirs.push(Stamp::new(&path, Some(meta)));
+            if let Some((md, stat)) = self.probe(&path) {
+                self.load(&path, md, stat);
                 found += 1;
                 continue;
             }
@@ -326,7 +398,7 @@ impl Walk<'_> {
             } else {
                 0
             };
-            if below == 0 && depth == 1 && looks_like_skill(&path) {
+            if below == 0 && depth == 1 && looks_like_skill(self.vfs, &path) {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::SkillMdMissing,
                     format!(
@@ -342,35 +414,29 @@ impl Walk<'_> {
 }
 
 /// What identifies a folder however it was reached (through symlinks or not).
-#[cfg(unix)]
-type DirId = (u64, u64);
-#[cfg(not(unix))]
-type DirId = PathBuf;
-
-/// The device and inode of a folder: one `stat` (reused when the caller has
-/// it), where canonicalizing would cost one per path component.
-#[cfg(unix)]
-fn dir_id(dir: &Path, meta: Option<&fs::Metadata>) -> Option<DirId> {
-    use std::os::unix::fs::MetadataExt as _;
-    match meta {
-        Some(m) => Some((m.dev(), m.ino())),
-        None => fs::metadata(dir).ok().map(|m| (m.dev(), m.ino())),
-    }
+#[derive(Debug, PartialEq, Eq, Hash)]
+enum DirId {
+    Inode(u64, u64),
+    Path(PathBuf),
 }
 
-#[cfg(not(unix))]
-fn dir_id(dir: &Path, _meta: Option<&fs::Metadata>) -> Option<DirId> {
-    fs::canonicalize(dir).ok()
+/// The device and inode of a folder, from the `stat` the caller already has
+/// (canonicalizing would cost one per path component); the canonical path when
+/// the file system does not report inodes.
+fn dir_id(vfs: &dyn Vfs, dir: &Path, meta: &FileStat) -> Option<DirId> {
+    match meta.file_id {
+        Some((dev, ino)) => Some(DirId::Inode(dev, ino)),
+        None => vfs.canonicalize(dir).ok().map(DirId::Path),
+    }
 }
 
 /// A folder with `scripts/`, `references/` or `assets/`, or Markdown files, but no
 /// skills below it, is probably a skill missing its `SKILL.md`.
-fn looks_like_skill(dir: &Path) -> bool {
-    let Ok(entries) = fs::read_dir(dir) else {
+fn looks_like_skill(vfs: &dyn Vfs, dir: &Path) -> bool {
+    let Ok(entries) = vfs.read_dir(dir) else {
         return false;
     };
-    entries.filter_map(Result::ok).any(|e| {
-        let name = e.file_name();
+    entries.iter().any(|name| {
         let name = name.to_string_lossy();
         matches!(name.as_ref(), "scripts" | "references" | "assets")
             || name.to_ascii_lowercase().ends_with(".md")

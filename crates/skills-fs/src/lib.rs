@@ -24,15 +24,25 @@
 //! }
 //! ```
 
+pub mod cache;
 pub mod discover;
 pub mod options;
 pub mod provider;
 pub mod read;
+#[cfg(feature = "remote")]
+pub mod remote;
+pub mod standard_roots;
+pub mod vfs;
 
+pub use cache::{Clock, FsEnv, ManualClock, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery, discover, find_skill_md, load_skill_dir};
 pub use options::FsOptions;
 pub use provider::{FsProvider, load_skill};
 pub use read::{list_resources, read_resource};
+pub use standard_roots::{
+    FoundRoots, Scope, StandardProvider, StandardRoot, StandardRoots, standard_provider,
+};
+pub use vfs::{CountingFs, FileKind, FileStat, FsCounts, FsOp, RealFs, Vfs};
 
 /// The examples in `docs/providers.md`, compiled as doc tests.
 #[cfg(doctest)]

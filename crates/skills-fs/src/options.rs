@@ -1,11 +1,15 @@
 //! Limits and modes of the file-system provider.
 
+use std::time::Duration;
+
 use skills_core::ValidationOptions;
 
 /// Default cap on a `SKILL.md` file (16 MiB): larger files are refused unread.
 pub const DEFAULT_MAX_SKILL_MD_BYTES: u64 = 16 * 1024 * 1024;
 /// Default cap on a resource file that may be read at all (16 MiB).
 pub const DEFAULT_MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
+/// Default time a catalog snapshot is trusted without looking at the disk (2 s).
+pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(2);
 
 /// Options for discovery and reads. Every limit has a safe default.
 #[derive(Debug, Clone)]
@@ -28,6 +32,16 @@ pub struct FsOptions {
     pub max_listed: usize,
     /// How deep the resource listing looks inside a skill folder (default 6).
     pub max_listing_depth: usize,
+    /// How long a catalog snapshot is trusted without any file-system call
+    /// (default 2 s). After it, the next call stats the watched folders and
+    /// re-scans only if one changed. `Duration::ZERO` checks on every call.
+    pub cooldown: Duration,
+    /// Also stat every `SKILL.md` in the staleness check (default `false`), so that
+    /// a `SKILL.md` edited in place is noticed by `list`. Editing a file in place
+    /// does not change its folder's modification time; saving through a temporary
+    /// file and a rename (what many editors do) does. Costs a second `stat` per
+    /// skill per check. `get` notices in-place edits of its own skill either way.
+    pub watch_skill_md: bool,
 }
 
 impl Default for FsOptions {
@@ -41,6 +55,8 @@ impl Default for FsOptions {
             max_read_bytes: skills_core::resource::DEFAULT_MAX_READ_BYTES,
             max_listed: skills_core::resource::DEFAULT_MAX_LISTED,
             max_listing_depth: 6,
+            cooldown: DEFAULT_COOLDOWN,
+            watch_skill_md: false,
         }
     }
 }
@@ -78,6 +94,20 @@ impl FsOptions {
     #[must_use]
     pub fn with_max_resource_bytes(mut self, bytes: u64) -> Self {
         self.max_resource_bytes = bytes;
+        self
+    }
+
+    /// Sets the staleness cooldown.
+    #[must_use]
+    pub fn with_cooldown(mut self, cooldown: Duration) -> Self {
+        self.cooldown = cooldown;
+        self
+    }
+
+    /// Sets whether the staleness check also stats every `SKILL.md`.
+    #[must_use]
+    pub fn with_watch_skill_md(mut self, watch: bool) -> Self {
+        self.watch_skill_md = watch;
         self
     }
 

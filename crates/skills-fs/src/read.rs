@@ -6,7 +6,6 @@
 //! so a symlink pointing outside the skill is refused even when its name is
 //! harmless.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use skills_core::resource::text_content;
@@ -14,8 +13,9 @@ use skills_core::{
     Error, ErrorKind, LineRange, ResourceContent, ResourceEntry, ResourceListing, ResourcePath,
 };
 
-use crate::discover::read_capped;
+use crate::cache::Stamp;
 use crate::options::FsOptions;
+use crate::vfs::{RealFs, Vfs};
 
 /// Hard stop for the listing walk, whatever `max_listed` says.
 const LISTING_WALK_CAP: usize = 20_000;
@@ -33,15 +33,29 @@ pub fn read_resource(
     range: Option<LineRange>,
     options: &FsOptions,
 ) -> Result<ResourceContent, Error> {
+    read_resource_in(&RealFs, skill_dir, raw_path, range, options)
+}
+
+/// [`read_resource`] through the file system `vfs`.
+///
+/// # Errors
+/// As [`read_resource`].
+pub fn read_resource_in(
+    vfs: &dyn Vfs,
+    skill_dir: &Path,
+    raw_path: &str,
+    range: Option<LineRange>,
+    options: &FsOptions,
+) -> Result<ResourceContent, Error> {
     let path = ResourcePath::parse(raw_path)?;
-    let target = resolve(skill_dir, &path, options)?;
-    let meta = fs::metadata(&target).map_err(|e| io_error(&path, e))?;
+    let target = resolve(vfs, skill_dir, &path, options)?;
+    let meta = vfs.metadata(&target).map_err(|e| io_error(&path, e))?;
     if meta.is_dir() {
         return Err(Error::new(
             ErrorKind::ResourceNotFound,
             format!("`{path}` is a folder, not a file"),
         )
-        .with_available(list_resources(skill_dir, options).paths()));
+        .with_available(list_resources_in(vfs, skill_dir, options).paths()));
     }
     if !meta.is_file() {
         return Err(Error::new(
@@ -49,27 +63,29 @@ pub fn read_resource(
             format!("refused resource path `{path}`: it is not a regular file"),
         ));
     }
-    if meta.len() > options.max_resource_bytes {
+    if meta.len > options.max_resource_bytes {
         return Err(Error::new(
             ErrorKind::TooLarge,
             format!(
                 "`{path}` is {} bytes; files over {} bytes are not read",
-                meta.len(),
-                options.max_resource_bytes
+                meta.len, options.max_resource_bytes
             ),
         ));
     }
-    let bytes = read_capped(&target, options.max_resource_bytes).map_err(|e| io_error(&path, e))?;
+    let bytes = vfs
+        .read(&target, options.max_resource_bytes)
+        .map_err(|e| io_error(&path, e))?;
     text_content(path, &bytes, range, options.max_read_bytes)
 }
 
 /// Resolves `path` inside `skill_dir` and checks that the real target is inside it.
 pub(crate) fn resolve(
+    vfs: &dyn Vfs,
     skill_dir: &Path,
     path: &ResourcePath,
     options: &FsOptions,
 ) -> Result<PathBuf, Error> {
-    let root = fs::canonicalize(skill_dir).map_err(|e| {
+    let root = vfs.canonicalize(skill_dir).map_err(|e| {
         Error::new(
             ErrorKind::Io,
             format!(
@@ -80,7 +96,7 @@ pub(crate) fn resolve(
         .with_source(e)
     })?;
     let joined = path.components().fold(root.clone(), |p, c| p.join(c));
-    let target = match fs::canonicalize(&joined) {
+    let target = match vfs.canonicalize(&joined) {
         Ok(target) => target,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             // A dangling symlink is "not found" too: there is nothing to read.
@@ -88,7 +104,7 @@ pub(crate) fn resolve(
                 ErrorKind::ResourceNotFound,
                 format!("the skill has no file `{path}`"),
             )
-            .with_available(list_resources(skill_dir, options).paths()));
+            .with_available(list_resources_in(vfs, skill_dir, options).paths()));
         }
         Err(e) => return Err(io_error(path, e)),
     };
@@ -110,22 +126,41 @@ fn io_error(path: &ResourcePath, e: std::io::Error) -> Error {
 /// Lists the files of the skill in `skill_dir`: sorted by group then path, dot
 /// files and `SKILL.md` left out, symlinks leading outside the skill left out.
 pub fn list_resources(skill_dir: &Path, options: &FsOptions) -> ResourceListing {
+    list_resources_in(&RealFs, skill_dir, options)
+}
+
+/// [`list_resources`] through the file system `vfs`.
+pub fn list_resources_in(vfs: &dyn Vfs, skill_dir: &Path, options: &FsOptions) -> ResourceListing {
+    list_resources_stamped(vfs, skill_dir, options, None)
+}
+
+/// [`list_resources_in`]; with `stamps`, also records one stat per folder (taken
+/// before it is read) and per listed file, so a later check can tell whether the
+/// listing is still current without walking again.
+pub(crate) fn list_resources_stamped(
+    vfs: &dyn Vfs,
+    skill_dir: &Path,
+    options: &FsOptions,
+    mut stamps: Option<&mut Vec<Stamp>>,
+) -> ResourceListing {
     let mut entries = Vec::new();
-    let Ok(root) = fs::canonicalize(skill_dir) else {
+    let Ok(root) = vfs.canonicalize(skill_dir) else {
         return ResourceListing::default();
     };
+    if let Some(stamps) = stamps.as_deref_mut() {
+        stamps.push(Stamp::new(&root, vfs.metadata(&root).ok()));
+    }
     let mut pending: Vec<(PathBuf, String, usize)> = vec![(root.clone(), String::new(), 0)];
     let mut seen = 0usize;
     while let Some((dir, prefix, depth)) = pending.pop() {
-        let Ok(read) = fs::read_dir(&dir) else {
+        let Ok(read) = vfs.read_dir(&dir) else {
             continue;
         };
-        for entry in read.filter_map(Result::ok) {
+        for name in read {
             seen += 1;
             if seen > LISTING_WALK_CAP {
                 break;
             }
-            let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
             if name.starts_with('.') {
                 continue;
@@ -138,24 +173,30 @@ pub fn list_resources(skill_dir: &Path, options: &FsOptions) -> ResourceListing 
             } else {
                 format!("{prefix}/{name}")
             };
-            let full = entry.path();
-            let Ok(real) = fs::canonicalize(&full) else {
+            let full = dir.join(name);
+            let Ok(real) = vfs.canonicalize(&full) else {
                 continue;
             };
             if !real.starts_with(&root) {
                 continue;
             }
-            let Ok(meta) = fs::metadata(&real) else {
+            let Ok(meta) = vfs.metadata(&real) else {
                 continue;
             };
             if meta.is_dir() {
                 if depth + 1 < options.max_listing_depth && real != root {
+                    if let Some(stamps) = stamps.as_deref_mut() {
+                        stamps.push(Stamp::new(&real, Some(meta)));
+                    }
                     pending.push((full, rel, depth + 1));
                 }
             } else if !meta.is_file() {
                 continue;
             } else if let Ok(path) = ResourcePath::parse(&rel) {
-                entries.push(ResourceEntry::new(path, Some(meta.len())));
+                if let Some(stamps) = stamps.as_deref_mut() {
+                    stamps.push(Stamp::new(&real, Some(meta)));
+                }
+                entries.push(ResourceEntry::new(path, Some(meta.len)));
             }
         }
     }

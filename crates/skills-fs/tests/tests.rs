@@ -12,9 +12,12 @@ mod it {
     pub(crate) mod support;
 
     mod discovery;
+    mod docs;
     mod listing;
     mod paths;
     mod provider;
     mod reads;
     mod skill_md;
+    mod staleness;
+    mod standard_roots;
 }

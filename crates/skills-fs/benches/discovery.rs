@@ -1,0 +1,170 @@
+//! Discovery and the staleness cache over 3 000 generated skill folders.
+//!
+//! Run: `cargo bench -p skills-fs --bench discovery -- --warm-up-time 1 --measurement-time 3`.
+//! Targets: cold `FsProvider::new` + `list` ≤ 100 ms; warm `list` inside the
+//! cooldown ≤ 10 µs; `get` of a cached skill ≤ 50 µs. The staleness check after
+//! the cooldown (nothing changed) is reported next to a baseline of the same
+//! number of bare `std::fs::metadata` calls.
+//!
+//! The tree is generated once (1–8 KB bodies, `references/guide.md` and
+//! `scripts/run.sh` per skill), then the bench waits 2.1 s so that no stat is
+//! "racy" (see `docs/staleness.md`), as for a tree written a while ago.
+
+use std::fs;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use skills_core::SkillProvider;
+use skills_fs::{FsEnv, FsOptions, FsProvider, ManualClock};
+
+const SKILLS: usize = 3_000;
+
+/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        usize::try_from(self.0 >> 33).unwrap_or(0) % n
+    }
+}
+
+const WORDS: &[&str] = &[
+    "extracts",
+    "tables",
+    "from",
+    "documents",
+    "and",
+    "summarizes",
+    "results",
+    "for",
+    "review",
+    "when",
+    "the",
+    "user",
+    "asks",
+    "about",
+    "reports",
+];
+
+fn text(rng: &mut Lcg, len: usize) -> String {
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        out.push_str(WORDS[rng.below(WORDS.len())]);
+        out.push(if rng.below(12) == 0 { '\n' } else { ' ' });
+    }
+    out
+}
+
+fn generate(root: &Path) {
+    let mut rng = Lcg(42);
+    for i in 0..SKILLS {
+        let name = format!("skill-{i:04}");
+        let dir = root.join(&name);
+        fs::create_dir_all(dir.join("references")).expect("mkdir");
+        fs::create_dir_all(dir.join("scripts")).expect("mkdir");
+        let description_len = 80 + rng.below(120);
+        let description = text(&mut rng, description_len).replace('\n', " ");
+        let body_len = 1024 + rng.below(7 * 1024);
+        let body = text(&mut rng, body_len);
+        fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: {}. Use it for tests.\nlicense: MIT\n---\n# {name}\n\n{body}\n",
+                description.trim()
+            ),
+        )
+        .expect("write SKILL.md");
+        fs::write(dir.join("references/guide.md"), text(&mut rng, 1024)).expect("write");
+        fs::write(dir.join("scripts/run.sh"), "#!/bin/sh\necho run\n").expect("write");
+    }
+}
+
+fn provider(root: &Path, options: FsOptions) -> FsProvider {
+    let env = FsEnv::default().with_clock(Arc::new(ManualClock::new()));
+    FsProvider::with_env([root.to_path_buf()], options, env)
+}
+
+fn bench(c: &mut Criterion) {
+    let base = tempfile::tempdir().expect("temp dir");
+    let root = base.path().join("skills");
+    generate(&root);
+    std::thread::sleep(Duration::from_millis(2_100));
+    let skill_dirs: Vec<PathBuf> = (0..SKILLS)
+        .map(|i| root.join(format!("skill-{i:04}")))
+        .collect();
+
+    let mut group = c.benchmark_group("discovery_3000");
+
+    group.bench_function("baseline_read_dir_root", |b| {
+        b.iter(|| {
+            let names: Vec<_> = fs::read_dir(black_box(&root))
+                .expect("read_dir")
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect();
+            black_box(names)
+        });
+    });
+
+    group.sample_size(10);
+    group.bench_function("cold_new_and_list", |b| {
+        b.iter(|| {
+            let provider = FsProvider::new([root.clone()], FsOptions::default());
+            let catalog = pollster::block_on(provider.list()).expect("list");
+            assert_eq!(catalog.len(), SKILLS);
+            black_box(catalog)
+        });
+    });
+    group.sample_size(100);
+
+    let warm = provider(&root, FsOptions::default());
+    group.bench_function("warm_list_in_cooldown", |b| {
+        b.iter(|| black_box(pollster::block_on(warm.list()).expect("list")));
+    });
+
+    group.bench_function("baseline_stat_each_skill_dir", |b| {
+        b.iter(|| {
+            let root_meta = fs::metadata(&root).expect("stat");
+            let dirs = skill_dirs
+                .iter()
+                .filter(|d| fs::metadata(d).is_ok_and(|m| m.is_dir()))
+                .count();
+            black_box((root_meta, dirs))
+        });
+    });
+
+    // A zero cooldown makes every `list` run the check.
+    let checking = provider(&root, FsOptions::default().with_cooldown(Duration::ZERO));
+    group.bench_function("staleness_check_unchanged", |b| {
+        b.iter(|| black_box(pollster::block_on(checking.list()).expect("list")));
+    });
+
+    let name = "skill-1500";
+    let first = pollster::block_on(warm.get(name)).expect("get");
+    group.bench_function("baseline_read_skill_md", |b| {
+        let md = root.join(name).join("SKILL.md");
+        b.iter(|| black_box(fs::read(&md).expect("read")));
+    });
+    group.bench_function("get_cached", |b| {
+        b.iter(|| {
+            let skill = pollster::block_on(warm.get(black_box(name))).expect("get");
+            debug_assert_eq!(skill, first);
+            black_box(skill)
+        });
+    });
+    group.bench_function("get_uncached_load_skill", |b| {
+        let dir = root.join(name);
+        b.iter(|| black_box(skills_fs::load_skill(&dir, &FsOptions::default()).expect("load")));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

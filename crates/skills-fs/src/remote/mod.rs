@@ -1,0 +1,433 @@
+//! URL and archive roots (F-PRV-8), behind the `remote` cargo feature.
+//!
+//! A *root spec* is either a plain path (returned as it is) or a URL:
+//! `http://`, `https://` or `file://`, naming a `.zip`, `.tar`, `.tar.gz`/`.tgz`
+//! archive or a bare `SKILL.md`. [`resolve_root`] turns a spec into a local folder
+//! that can be given to [`FsProvider`](crate::FsProvider) as a root.
+//!
+//! # Format
+//! The content decides, not the extension: `PK\x03\x04` is a zip, `1f 8b` a gzip
+//! (read as `.tar.gz`), `ustar` at offset 257 a tar, text starting with `---` a
+//! `SKILL.md`. Anything else (an HTML error page, say) is an error.
+//!
+//! # Cache
+//! Downloads live under [`RemoteOptions::cache_dir`], else `$SKILLS_CACHE_DIR`,
+//! else the platform cache folder (`$XDG_CACHE_HOME/skills` or `~/.cache/skills` on
+//! Linux, `~/Library/Caches/skills` on macOS, `%LOCALAPPDATA%\skills\cache` on
+//! Windows), in `remote/<sha256 of the URL>/`. That folder holds `root/` (the
+//! extracted tree, the path returned), `.meta` (URL, validators, fetch time) and the
+//! `.ready` sentinel. It is built in a temporary folder beside it and renamed into
+//! place only when complete, so another process never sees a partial tree; when two
+//! processes race, the loser discards its copy and uses the winner's. A failed or
+//! interrupted download leaves no `.ready`, and the next call downloads again.
+//! Missing cache folders are created.
+//!
+//! # Revalidation
+//! By default an entry never expires (set [`RemoteOptions::max_age`] to change
+//! that). An expired entry, or any entry when [`RemoteOptions::refresh`] is set, is
+//! revalidated with a conditional GET (`If-None-Match` / `If-Modified-Since` from
+//! the stored `ETag` / `Last-Modified`); `304 Not Modified` keeps the tree, a new
+//! body replaces it at the same path. A `file://` entry is revalidated by the source
+//! file's size and modification time. When revalidation fails (offline, server
+//! down) the cached tree is used, unless [`RemoteOptions::stale_on_error`] is off.
+//!
+//! # Safety
+//! Archives are extracted by this module, entry by entry: absolute paths, `..`,
+//! drive letters and `:`, backslashes, NUL, symlinks, hardlinks and special files
+//! are refused, and the download, each entry, the total extracted size and the
+//! entry count are capped by counting bytes actually read (a gzip bomb stops at
+//! the limit). Executable bits are kept; no other mode bits are.
+//!
+//! # `SKILLS_ROOT`
+//! [`roots_from_env`] reads a list of roots; see [`parse_root_list`] for the rule.
+//!
+//! ```no_run
+//! use skills_fs::remote::{RemoteOptions, resolve_root};
+//! use skills_fs::{FsOptions, FsProvider};
+//! let options = RemoteOptions::default();
+//! let root = resolve_root("https://example.com/skills.tar.gz", &options)?;
+//! let provider = FsProvider::new([root], FsOptions::default());
+//! # Ok::<(), skills_core::Error>(())
+//! ```
+
+mod cache;
+mod extract;
+mod fetch;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use skills_core::{Error, ErrorKind};
+
+/// Default cap on the downloaded (compressed) size: 64 MiB.
+pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 64 * 1024 * 1024;
+/// Default cap on one extracted file: 64 MiB.
+pub const DEFAULT_MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
+/// Default cap on all extracted files together: 256 MiB.
+pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+/// Default cap on archive entries (files, folders and metadata entries): 10 000.
+pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+
+/// Called while downloading with the bytes received so far and the total size when
+/// the server announced it. Called from the downloading thread.
+pub type ProgressFn = Arc<dyn Fn(u64, Option<u64>) + Send + Sync>;
+
+/// How URL roots are fetched, cached and checked. Every limit has a safe default.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct RemoteOptions {
+    /// Where downloads are cached; `None` means `$SKILLS_CACHE_DIR`, else the
+    /// platform cache folder (see the [module docs](self)).
+    pub cache_dir: Option<PathBuf>,
+    /// Largest download accepted, in bytes (default 64 MiB).
+    pub max_download_bytes: u64,
+    /// Largest extracted file, in bytes (default 64 MiB).
+    pub max_entry_bytes: u64,
+    /// Largest total of extracted files, in bytes (default 256 MiB).
+    pub max_total_bytes: u64,
+    /// Most archive entries accepted (default 10 000).
+    pub max_entries: usize,
+    /// Time allowed to connect, TLS included (default 30 s).
+    pub connect_timeout: Duration,
+    /// Time allowed for each read from the network; restarts on every read, so a
+    /// slow but steady download is not cut (default 30 s).
+    pub read_timeout: Duration,
+    /// Time allowed for the whole request, redirects and body included (default
+    /// none).
+    pub total_timeout: Option<Duration>,
+    /// Redirects followed (default 5).
+    pub max_redirects: u32,
+    /// Age after which a cached entry is revalidated; `None` (the default) means
+    /// never.
+    pub max_age: Option<Duration>,
+    /// Revalidate cached entries now, whatever their age (default off).
+    pub refresh: bool,
+    /// When revalidating a cached entry fails (network down, server error), use
+    /// the cached tree instead of failing (default on).
+    pub stale_on_error: bool,
+    /// Progress hook for downloads (default none).
+    pub on_progress: Option<ProgressFn>,
+}
+
+impl fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RemoteOptions")
+            .field("cache_dir", &self.cache_dir)
+            .field("max_download_bytes", &self.max_download_bytes)
+            .field("max_entry_bytes", &self.max_entry_bytes)
+            .field("max_total_bytes", &self.max_total_bytes)
+            .field("max_entries", &self.max_entries)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("total_timeout", &self.total_timeout)
+            .field("max_redirects", &self.max_redirects)
+            .field("max_age", &self.max_age)
+            .field("refresh", &self.refresh)
+            .field("stale_on_error", &self.stale_on_error)
+            .field("on_progress", &self.on_progress.as_ref().map(|_| "Fn"))
+            .finish()
+    }
+}
+
+impl Default for RemoteOptions {
+    fn default() -> Self {
+        Self {
+            cache_dir: None,
+            max_download_bytes: DEFAULT_MAX_DOWNLOAD_BYTES,
+            max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
+            max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
+            max_entries: DEFAULT_MAX_ENTRIES,
+            connect_timeout: Duration::from_secs(30),
+            read_timeout: Duration::from_secs(30),
+            total_timeout: None,
+            max_redirects: 5,
+            max_age: None,
+            refresh: false,
+            stale_on_error: true,
+            on_progress: None,
+        }
+    }
+}
+
+impl RemoteOptions {
+    /// Sets the cache folder (instead of `$SKILLS_CACHE_DIR` or the platform one).
+    #[must_use]
+    pub fn with_cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(dir.into());
+        self
+    }
+
+    /// Sets the download cap.
+    #[must_use]
+    pub fn with_max_download_bytes(mut self, bytes: u64) -> Self {
+        self.max_download_bytes = bytes;
+        self
+    }
+
+    /// Sets the per-file extraction cap.
+    #[must_use]
+    pub fn with_max_entry_bytes(mut self, bytes: u64) -> Self {
+        self.max_entry_bytes = bytes;
+        self
+    }
+
+    /// Sets the total extraction cap.
+    #[must_use]
+    pub fn with_max_total_bytes(mut self, bytes: u64) -> Self {
+        self.max_total_bytes = bytes;
+        self
+    }
+
+    /// Sets the entry-count cap.
+    #[must_use]
+    pub fn with_max_entries(mut self, entries: usize) -> Self {
+        self.max_entries = entries;
+        self
+    }
+
+    /// Sets the connect timeout.
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets the per-read timeout.
+    #[must_use]
+    pub fn with_read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+
+    /// Sets (or clears) the whole-request timeout.
+    #[must_use]
+    pub fn with_total_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.total_timeout = timeout;
+        self
+    }
+
+    /// Sets how many redirects are followed.
+    #[must_use]
+    pub fn with_max_redirects(mut self, redirects: u32) -> Self {
+        self.max_redirects = redirects;
+        self
+    }
+
+    /// Sets (or clears) the age after which cached entries are revalidated.
+    #[must_use]
+    pub fn with_max_age(mut self, max_age: Option<Duration>) -> Self {
+        self.max_age = max_age;
+        self
+    }
+
+    /// Revalidates cached entries on the next resolve, whatever their age.
+    #[must_use]
+    pub fn with_refresh(mut self, refresh: bool) -> Self {
+        self.refresh = refresh;
+        self
+    }
+
+    /// Chooses whether a failed revalidation falls back to the cached tree.
+    #[must_use]
+    pub fn with_stale_on_error(mut self, stale_on_error: bool) -> Self {
+        self.stale_on_error = stale_on_error;
+        self
+    }
+
+    /// Sets the download progress hook.
+    #[must_use]
+    pub fn with_on_progress(mut self, hook: ProgressFn) -> Self {
+        self.on_progress = Some(hook);
+        self
+    }
+}
+
+/// `true` when `spec` starts with `http://`, `https://` or `file://` (any case).
+pub fn is_url(spec: &str) -> bool {
+    scheme_len(spec).is_some()
+}
+
+/// Length of the recognised scheme prefix (`https://` is 8), if any.
+fn scheme_len(spec: &str) -> Option<usize> {
+    ["http://", "https://", "file://"]
+        .into_iter()
+        .find_map(|p| {
+            spec.get(..p.len())
+                .filter(|head| head.eq_ignore_ascii_case(p))
+                .map(|_| p.len())
+        })
+}
+
+/// Turns a root spec into a local folder: a path is returned unchanged (not
+/// checked), a URL is fetched into the cache (or taken from it) and the folder of
+/// its extracted tree is returned.
+///
+/// A `file://` URL naming a folder returns that folder.
+///
+/// # Errors
+/// [`ErrorKind::Io`] for network and file-system failures (timeouts included),
+/// [`ErrorKind::TooLarge`] when a limit is exceeded, [`ErrorKind::InvalidPath`] for
+/// unsafe archive entries, [`ErrorKind::Other`] for HTTP errors, unknown formats,
+/// malformed archives and a missing cache folder.
+pub fn resolve_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Error> {
+    let spec = spec.trim();
+    if is_url(spec) {
+        cache::resolve_url(spec, options)
+    } else {
+        Ok(PathBuf::from(spec))
+    }
+}
+
+/// [`resolve_root`] with [`RemoteOptions::refresh`] set: a cached URL is
+/// revalidated now (a conditional GET; `304` keeps the tree).
+///
+/// # Errors
+/// As [`resolve_root`].
+pub fn refresh_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Error> {
+    let options = options.clone().with_refresh(true);
+    resolve_root(spec, &options)
+}
+
+/// The cache folder used when [`RemoteOptions::cache_dir`] is `None`:
+/// `$SKILLS_CACHE_DIR` when set and not empty, else the platform cache folder.
+/// `None` when neither can be found (no home folder).
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SKILLS_CACHE_DIR").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir));
+    }
+    platform_cache_dir()
+}
+
+#[cfg(windows)]
+fn platform_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("LOCALAPPDATA")
+        .filter(|d| !d.is_empty())
+        .map(|d| PathBuf::from(d).join("skills").join("cache"))
+}
+
+#[cfg(target_os = "macos")]
+fn platform_cache_dir() -> Option<PathBuf> {
+    home_dir().map(|h| h.join("Library").join("Caches").join("skills"))
+}
+
+#[cfg(not(any(windows, target_os = "macos")))]
+fn platform_cache_dir() -> Option<PathBuf> {
+    if let Some(xdg) = std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from)
+        && xdg.is_absolute()
+    {
+        return Some(xdg.join("skills"));
+    }
+    home_dir().map(|h| h.join(".cache").join("skills"))
+}
+
+#[cfg(not(windows))]
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The folder in the cache that holds `url`'s entry (whether or not it exists):
+/// `<cache>/remote/<sha256 of url, hex>`. The tree is its `root` subfolder.
+///
+/// # Errors
+/// [`ErrorKind::Other`] when no cache folder is configured or found.
+pub fn cache_entry_dir(url: &str, options: &RemoteOptions) -> Result<PathBuf, Error> {
+    Ok(cache::remote_dir(options)?.join(cache::cache_key(url.trim())))
+}
+
+/// The roots listed in `$SKILLS_ROOT` (see [`parse_root_list`]); empty when unset.
+pub fn roots_from_env() -> Vec<String> {
+    std::env::var_os("SKILLS_ROOT")
+        .map(|v| parse_root_list(&v.to_string_lossy()))
+        .unwrap_or_default()
+}
+
+/// The platform's path-list separator: `:` on Unix, `;` on Windows.
+const LIST_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
+
+/// Splits a list of root specs (the `SKILLS_ROOT` syntax).
+///
+/// * Entries are separated by newlines, commas, or the platform's path-list
+///   separator (`:` on Unix, `;` on Windows).
+/// * An entry that starts with `http://`, `https://` or `file://` is a URL: it runs
+///   to the next whitespace or comma (or `;` on Windows), so the `:` of the scheme
+///   and of a port does not split it. Put a comma, space or newline after a URL
+///   (on Unix, `url:/path` reads as one URL); write a comma inside a URL as `%2C`.
+/// * A path keeps inner spaces; leading and trailing whitespace is trimmed, and
+///   empty entries are dropped.
+///
+/// ```
+/// use skills_fs::remote::parse_root_list;
+/// # #[cfg(unix)] {
+/// let roots = parse_root_list("/a/skills:~/b, https://x.org:8443/s.zip /c");
+/// assert_eq!(roots, ["/a/skills", "~/b", "https://x.org:8443/s.zip", "/c"]);
+/// # }
+/// ```
+pub fn parse_root_list(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = list;
+    loop {
+        rest =
+            rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',' || c == LIST_SEPARATOR);
+        if rest.is_empty() {
+            return out;
+        }
+        let end = if is_url(rest) {
+            rest.find(|c: char| c.is_whitespace() || c == ',' || (cfg!(windows) && c == ';'))
+        } else {
+            rest.find(['\n', '\r', ',', LIST_SEPARATOR])
+        }
+        .unwrap_or(rest.len());
+        let entry = rest[..end].trim();
+        if !entry.is_empty() {
+            out.push(entry.to_owned());
+        }
+        rest = &rest[end..];
+    }
+}
+
+/// A URL without its user and password, for messages.
+fn redact(url: &str) -> String {
+    let Some(start) = scheme_len(url) else {
+        return url.to_owned();
+    };
+    let authority_end = url[start..]
+        .find(['/', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}***@{}", &url[..start], &url[start + at + 1..]),
+        None => url.to_owned(),
+    }
+}
+
+fn io_error(context: impl fmt::Display, err: std::io::Error) -> Error {
+    Error::new(ErrorKind::Io, format!("{context}: {err}")).with_source(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_credentials() {
+        assert_eq!(redact("https://u:p@host/x.zip"), "https://***@host/x.zip");
+        assert_eq!(redact("https://host/a@b"), "https://host/a@b");
+    }
+
+    #[test]
+    fn url_detection_ignores_case() {
+        assert!(is_url("HTTPS://x/y"));
+        assert!(is_url("file:///tmp/x"));
+        assert!(!is_url("/tmp/http://x"));
+        assert!(!is_url("ftp://x"));
+    }
+
+    #[test]
+    fn list_splits_on_newlines_and_commas() {
+        let roots = parse_root_list("a\n\nhttp://h:1/x.tgz,b\r\n  c d  ");
+        assert_eq!(roots, ["a", "http://h:1/x.tgz", "b", "c d"]);
+    }
+}

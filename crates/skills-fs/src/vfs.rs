@@ -1,0 +1,329 @@
+//! The file-system seam: every call discovery, staleness checks and reads make goes
+//! through a [`Vfs`], so tests can count them ([`CountingFs`]) or slow them down,
+//! and embedders can substitute their own file system.
+//!
+//! [`RealFs`] is `std::fs`. The trait is deliberately small: five operations, each
+//! one system call or a short sequence of them.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::fmt;
+use std::fs;
+use std::io::{self, Read as _};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// What a path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// A regular file.
+    File,
+    /// A folder.
+    Dir,
+    /// A symbolic link (only from [`Vfs::symlink_metadata`]).
+    Symlink,
+    /// Anything else (socket, device, FIFO).
+    Other,
+}
+
+/// The part of a `stat` result the provider uses. Two equal values mean "as far
+/// as one `stat` can tell, nothing changed".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct FileStat {
+    /// What the path is.
+    pub kind: FileKind,
+    /// Size in bytes (for folders, whatever the file system reports: on tmpfs and
+    /// btrfs it grows with the number of entries).
+    pub len: u64,
+    /// Last modification, full precision, when the platform reports it.
+    pub modified: Option<SystemTime>,
+    /// Last status change (`ctime`) on Unix, full precision.
+    pub changed: Option<SystemTime>,
+    /// Device and inode on Unix: a replaced file or folder gets a new one.
+    pub file_id: Option<(u64, u64)>,
+    /// Hard-link count (for folders on most Unix file systems: 2 + subfolders).
+    pub links: u64,
+}
+
+impl FileStat {
+    /// A stat with only a kind, a size and a modification time; for fake file systems.
+    pub fn new(kind: FileKind, len: u64, modified: Option<SystemTime>) -> Self {
+        Self {
+            kind,
+            len,
+            modified,
+            changed: None,
+            file_id: None,
+            links: 1,
+        }
+    }
+
+    /// Sets the device and inode pair.
+    #[must_use]
+    pub fn with_file_id(mut self, dev: u64, ino: u64) -> Self {
+        self.file_id = Some((dev, ino));
+        self
+    }
+
+    /// Sets the status-change time.
+    #[must_use]
+    pub fn with_changed(mut self, changed: SystemTime) -> Self {
+        self.changed = Some(changed);
+        self
+    }
+
+    /// Converts a `std::fs::Metadata`.
+    pub fn from_std(meta: &fs::Metadata) -> Self {
+        let kind = if meta.is_dir() {
+            FileKind::Dir
+        } else if meta.is_file() {
+            FileKind::File
+        } else if meta.file_type().is_symlink() {
+            FileKind::Symlink
+        } else {
+            FileKind::Other
+        };
+        let mut stat = Self::new(kind, meta.len(), meta.modified().ok());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            stat.file_id = Some((meta.dev(), meta.ino()));
+            stat.links = meta.nlink();
+            stat.changed = u64::try_from(meta.ctime())
+                .ok()
+                .zip(u32::try_from(meta.ctime_nsec()).ok())
+                .and_then(|(s, n)| UNIX_EPOCH.checked_add(Duration::new(s, n)));
+        }
+        stat
+    }
+
+    /// `true` for a folder.
+    pub fn is_dir(&self) -> bool {
+        self.kind == FileKind::Dir
+    }
+
+    /// `true` for a regular file.
+    pub fn is_file(&self) -> bool {
+        self.kind == FileKind::File
+    }
+}
+
+/// The file-system operations the provider needs.
+///
+/// Implementations must be cheap to call concurrently; the provider holds one as
+/// `Arc<dyn Vfs>`.
+pub trait Vfs: Send + Sync + fmt::Debug {
+    /// The names of a folder's entries (no `.` or `..`), in any order.
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
+
+    /// `stat`: follows symbolic links.
+    fn metadata(&self, path: &Path) -> io::Result<FileStat>;
+
+    /// `lstat`: does not follow a final symbolic link.
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat>;
+
+    /// Reads a whole file, failing when it holds more than `cap` bytes (the read
+    /// stops at `cap + 1`, so a file that grows while read stays bounded).
+    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>>;
+
+    /// The absolute path with every symbolic link resolved.
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+}
+
+/// The real file system (`std::fs`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl Vfs for RealFs {
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        Ok(fs::read_dir(path)?
+            .filter_map(Result::ok)
+            .map(|e| e.file_name())
+            .collect())
+    }
+
+    fn metadata(&self, path: &Path) -> io::Result<FileStat> {
+        fs::metadata(path).map(|m| FileStat::from_std(&m))
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
+        fs::symlink_metadata(path).map(|m| FileStat::from_std(&m))
+    }
+
+    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        let file = fs::File::open(path)?;
+        // Sized from `fstat`, so a file is read in one `read` plus the one that
+        // sees the end (growing from empty costs about ten on a 4 KiB file).
+        let hint = file.metadata().map_or(0, |m| m.len()).min(cap);
+        let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(0).saturating_add(1));
+        file.take(cap.saturating_add(1)).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 > cap {
+            return Err(io::Error::other(format!(
+                "the file grew beyond {cap} bytes while being read"
+            )));
+        }
+        Ok(bytes)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        fs::canonicalize(path)
+    }
+}
+
+/// One [`Vfs`] operation, as counted by [`CountingFs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FsOp {
+    /// [`Vfs::read_dir`].
+    ReadDir,
+    /// [`Vfs::metadata`].
+    Metadata,
+    /// [`Vfs::symlink_metadata`].
+    SymlinkMetadata,
+    /// [`Vfs::read`].
+    Read,
+    /// [`Vfs::canonicalize`].
+    Canonicalize,
+}
+
+impl FsOp {
+    const ALL: [Self; 5] = [
+        Self::ReadDir,
+        Self::Metadata,
+        Self::SymlinkMetadata,
+        Self::Read,
+        Self::Canonicalize,
+    ];
+
+    fn index(self) -> usize {
+        match self {
+            Self::ReadDir => 0,
+            Self::Metadata => 1,
+            Self::SymlinkMetadata => 2,
+            Self::Read => 3,
+            Self::Canonicalize => 4,
+        }
+    }
+}
+
+/// Calls made through a [`CountingFs`] since it was created or last reset.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FsCounts {
+    /// Calls per operation.
+    pub per_op: BTreeMap<FsOp, u64>,
+    /// Every call in order, with its path.
+    pub calls: Vec<(FsOp, PathBuf)>,
+}
+
+impl FsCounts {
+    /// Calls of one operation.
+    pub fn of(&self, op: FsOp) -> u64 {
+        self.per_op.get(&op).copied().unwrap_or(0)
+    }
+
+    /// All calls.
+    pub fn total(&self) -> u64 {
+        self.per_op.values().sum()
+    }
+
+    /// Calls of `op` on exactly `path`.
+    pub fn on(&self, op: FsOp, path: &Path) -> usize {
+        self.calls
+            .iter()
+            .filter(|(o, p)| *o == op && p == path)
+            .count()
+    }
+}
+
+/// A [`Vfs`] wrapper that counts and logs every call, for tests and benchmarks
+/// that assert how much file-system work an operation does.
+#[derive(Debug)]
+pub struct CountingFs<F = RealFs> {
+    inner: F,
+    counts: [AtomicU64; 5],
+    log: Mutex<Vec<(FsOp, PathBuf)>>,
+}
+
+impl Default for CountingFs<RealFs> {
+    fn default() -> Self {
+        Self::new(RealFs)
+    }
+}
+
+impl<F: Vfs> CountingFs<F> {
+    /// Wraps `inner`.
+    pub fn new(inner: F) -> Self {
+        Self {
+            inner,
+            counts: Default::default(),
+            log: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The calls so far.
+    pub fn counts(&self) -> FsCounts {
+        let per_op = FsOp::ALL
+            .iter()
+            .map(|op| (*op, self.counts[op.index()].load(Ordering::SeqCst)))
+            .filter(|(_, n)| *n > 0)
+            .collect();
+        let calls = match self.log.lock() {
+            Ok(log) => log.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        FsCounts { per_op, calls }
+    }
+
+    /// All calls so far.
+    pub fn total(&self) -> u64 {
+        self.counts.iter().map(|c| c.load(Ordering::SeqCst)).sum()
+    }
+
+    /// Forgets the calls so far.
+    pub fn reset(&self) {
+        for count in &self.counts {
+            count.store(0, Ordering::SeqCst);
+        }
+        match self.log.lock() {
+            Ok(mut log) => log.clear(),
+            Err(poisoned) => poisoned.into_inner().clear(),
+        }
+    }
+
+    fn record(&self, op: FsOp, path: &Path) {
+        self.counts[op.index()].fetch_add(1, Ordering::SeqCst);
+        match self.log.lock() {
+            Ok(mut log) => log.push((op, path.to_path_buf())),
+            Err(poisoned) => poisoned.into_inner().push((op, path.to_path_buf())),
+        }
+    }
+}
+
+impl<F: Vfs> Vfs for CountingFs<F> {
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        self.record(FsOp::ReadDir, path);
+        self.inner.read_dir(path)
+    }
+
+    fn metadata(&self, path: &Path) -> io::Result<FileStat> {
+        self.record(FsOp::Metadata, path);
+        self.inner.metadata(path)
+    }
+
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
+        self.record(FsOp::SymlinkMetadata, path);
+        self.inner.symlink_metadata(path)
+    }
+
+    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        self.record(FsOp::Read, path);
+        self.inner.read(path, cap)
+    }
+
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        self.record(FsOp::Canonicalize, path);
+        self.inner.canonicalize(path)
+    }
+}
