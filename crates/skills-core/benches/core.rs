@@ -1,15 +1,17 @@
 //! Benchmarks for the hot paths of `skills-core`: parsing and strict validation of
-//! a realistic `SKILL.md`, and rendering a catalog of 10 000 skills.
+//! a realistic `SKILL.md`, rendering a catalog of 10 000 skills, and building and
+//! querying a search index over 10 000 skills.
 //!
 //! Run: `cargo bench -p skills-core --bench core -- --warm-up-time 1 --measurement-time 3`.
-//! Targets: `parse_strict` ≥ 50 MB/s; `render_catalog_10k` < 5 ms per render.
+//! Targets: `parse_strict` ≥ 50 MB/s; `render_catalog_10k` < 5 ms per render;
+//! `search_10k`: build < 200 ms, query < 1 ms (reported, not asserted).
 
 use std::hint::black_box;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use skills_core::{
-    Budget, Catalog, CatalogFormat, Origin, RenderOptions, SkillMetadata, ValidationOptions,
-    define_skill, parse_skill_md,
+    Budget, Catalog, CatalogFormat, Origin, RenderOptions, SearchDocument, SearchIndex,
+    SkillMetadata, ValidationOptions, define_skill, parse_skill_md,
 };
 
 const WORDS: &[&str] = &[
@@ -216,5 +218,54 @@ fn render_catalog_10k(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, parse_strict, render_catalog_10k);
+criterion_group!(benches, parse_strict, render_catalog_10k, search_10k);
+
+/// 10 000 search documents: the `ten_thousand` metadata plus a ~2 KB body each
+/// (deterministic words, with a few distinctive terms sprinkled in).
+fn search_documents() -> Vec<SearchDocument> {
+    let mut rng = Lcg(1_234);
+    ten_thousand()
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let mut body = words(&mut rng, 2_000);
+            if i % 97 == 0 {
+                body.push_str(" Handles zettelkasten backlinks.");
+            }
+            SearchDocument::from_metadata(m).with_body(body)
+        })
+        .collect()
+}
+
+fn search_10k(c: &mut Criterion) {
+    let docs = search_documents();
+    let index = SearchIndex::build(docs.clone());
+    assert_eq!(index.len(), 10_000);
+    let queries = [
+        ("rare_term", "zettelkasten backlinks"),
+        (
+            "common_terms",
+            "extract tables from invoices and summarize reports",
+        ),
+        ("name", "skill-04242"),
+        ("no_match", "kubernetes helm chart rollout"),
+    ];
+    assert!(!index.search("zettelkasten", 10).is_empty());
+    let mut group = c.benchmark_group("search_10k");
+    group.sample_size(20);
+    group.bench_function("build", |b| {
+        b.iter_batched(
+            || docs.clone(),
+            |input| SearchIndex::build(black_box(input)),
+            BatchSize::LargeInput,
+        );
+    });
+    for (label, query) in queries {
+        group.bench_function(format!("query_{label}"), |b| {
+            b.iter(|| black_box(&index).search(black_box(query), 10));
+        });
+    }
+    group.finish();
+}
+
 criterion_main!(benches);

@@ -42,6 +42,7 @@ pub mod metadata;
 pub mod name;
 pub mod provider;
 pub mod resource;
+pub mod search;
 pub mod tagging;
 pub mod tools_section;
 pub mod validate;
@@ -58,6 +59,7 @@ pub use provider::{Skill, SkillProvider};
 pub use resource::{
     LineRange, ResourceContent, ResourceEntry, ResourceKind, ResourceListing, ResourcePath,
 };
+pub use search::{SearchDocument, SearchHit, SearchIndex, SearchOptions};
 pub use tagging::{
     InjectionAction, Message, Role, SKILL_INJECTION_KEY, SkillInjection, TaggedMessage,
     collect_loaded_skill_names,
@@ -76,3 +78,8 @@ pub struct CatalogGuide;
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeExample;
+
+/// The examples in `docs/search.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/search.md")]
+pub struct SearchGuide;

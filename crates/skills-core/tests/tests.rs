@@ -12,6 +12,7 @@ mod it {
     mod docs;
     mod layered;
     mod props;
+    mod search;
     mod support;
     mod tagging;
 }
