@@ -209,7 +209,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             reserved,
             paths,
         } => {
-            let mut roots = sources.resolve(paths)?;
+            let explicit = sources.resolve(paths)?;
+            let mut roots = explicit.clone();
             if sources.standard {
                 roots.extend(
                     StandardRoots::new()
@@ -226,7 +227,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
             .with_reserved(ReservedNames::words(reserved));
             let options = FsOptions::default().with_validation(validation);
-            let report = validate(&roots, &options);
+            let report = validate(&roots, &explicit, &options);
             if json {
                 serde_json::to_writer_pretty(&mut out, &report.to_json())
                     .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
@@ -486,12 +487,14 @@ struct ValidateReport {
     missing: Vec<Diagnostic>,
 }
 
-fn validate(roots: &[PathBuf], options: &FsOptions) -> ValidateReport {
+/// Validates every skill under `roots`; a path in `explicit` (given by the user)
+/// under which no skill is found is an error.
+fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> ValidateReport {
     let mut discovery = discover(roots, options);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();
     let mut missing = Vec::new();
-    for root in roots {
+    for root in explicit {
         let found = discovery.skills.iter().any(|s| s.dir.starts_with(root));
         let unreadable = discovery
             .diagnostics

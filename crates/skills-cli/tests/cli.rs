@@ -1142,3 +1142,22 @@ fn standard_roots_flag_finds_project_and_user_skills() {
         "the collision is reported: {stderr}"
     );
 }
+
+#[test]
+fn validate_standard_roots_that_hold_no_skill_is_not_an_error() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    std::fs::create_dir_all(project.path().join(".git")).expect("git dir");
+    std::fs::create_dir_all(project.path().join(".agents/skills")).expect("empty root");
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(["validate", "--standard-roots"])
+        .current_dir(project.path())
+        .env("HOME", home.path())
+        .env_remove("CODEX_HOME")
+        .env_remove("SKILLS_ROOT")
+        .output()
+        .expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("0 skill(s) checked"), "{stdout}");
+}
