@@ -46,6 +46,11 @@ struct Cli {
     #[arg(long, global = true)]
     standard_roots: bool,
 
+    /// Revalidate cached URL roots with the server (ETag / Last-Modified)
+    /// instead of reusing them as they are.
+    #[arg(long, global = true)]
+    refresh: bool,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -195,11 +200,13 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     let Cli {
         roots,
         standard_roots,
+        refresh,
         command,
     } = cli;
     let sources = Sources {
         roots,
         standard: standard_roots,
+        refresh,
     };
     let mut out = io::stdout().lock();
     match command {
@@ -344,6 +351,8 @@ fn block_on<F: std::future::Future>(future: F) -> F::Output {
 struct Sources {
     roots: Vec<PathBuf>,
     standard: bool,
+    /// Revalidate URL roots instead of reusing the cache as it is.
+    refresh: bool,
 }
 
 impl Sources {
@@ -376,7 +385,7 @@ impl Sources {
         let mut local = Vec::with_capacity(specs.len());
         for spec in specs {
             if remote::is_url(&spec) {
-                local.push(download(&spec)?);
+                local.push(download(&spec, self.refresh)?);
             } else {
                 local.push(PathBuf::from(spec));
             }
@@ -406,8 +415,8 @@ impl Sources {
 }
 
 /// Fetches a URL root into the cache, with a progress line on a terminal.
-fn download(url: &str) -> Result<PathBuf, Failure> {
-    let mut options = RemoteOptions::default();
+fn download(url: &str, refresh: bool) -> Result<PathBuf, Failure> {
+    let mut options = RemoteOptions::default().with_refresh(refresh);
     let drew = Arc::new(AtomicBool::new(false));
     if io::stderr().is_terminal() {
         let drew = Arc::clone(&drew);

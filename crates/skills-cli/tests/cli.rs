@@ -1065,6 +1065,18 @@ fn list_accepts_a_file_url_of_an_archive_and_caches_it() {
         .expect("cache created")
         .count();
     assert_eq!(entries, 1, "one cache entry for one URL");
+    // `--refresh` revalidates (the file did not change) and keeps the entry.
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(["--refresh", "list", &url])
+        .env("SKILLS_CACHE_DIR", &cache)
+        .output()
+        .expect("runs");
+    assert!(output.status.success());
+    assert!(String::from_utf8_lossy(&output.stdout).contains("alpha"));
+    let entries = std::fs::read_dir(cache.join("remote"))
+        .expect("cache kept")
+        .count();
+    assert_eq!(entries, 1, "still one cache entry");
 }
 
 #[test]
