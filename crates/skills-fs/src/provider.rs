@@ -45,6 +45,8 @@ struct Loaded {
     /// Its `SKILL.md`, its folder, every folder and file of its listing.
     stamps: Vec<Stamp>,
     racy: bool,
+    /// Nanoseconds after the provider's epoch when `stamps` were last confirmed.
+    verified_at: AtomicU64,
 }
 
 /// Skills discovered under one or more root folders, cached.
@@ -56,9 +58,10 @@ struct Loaded {
 /// * After the cooldown, the next call stats each root, searched folder and skill
 ///   folder once (and each `SKILL.md` with [`FsOptions::watch_skill_md`]) and
 ///   re-scans only if one changed. Concurrent callers share that check and scan.
-/// * `get` returns its cached skill when one `stat` of its `SKILL.md` and of each
-///   folder and file of its listing shows nothing changed; otherwise it re-reads
-///   the skill, so an edited body is returned fresh at once. A skill that became
+/// * `get` returns the skill it last returned without any file-system call within
+///   the cooldown of its last confirmation; after it, one `stat` of its
+///   `SKILL.md` and of each folder and file of its listing decides, and a change
+///   makes it re-read the skill, so an edited body is returned. A skill that became
 ///   invalid returns an [`ErrorKind::InvalidSkill`] error with its diagnostics; a
 ///   change of name or metadata found this way makes the next check re-scan.
 /// * [`FsProvider::rescan`] forces a scan.
@@ -270,10 +273,24 @@ impl FsProvider {
     }
 
     /// The cached `get` result for `name`, if its stats show it is current.
+    /// The skill `get` last returned, if still current: within the cooldown of its
+    /// last confirmation without any file-system call, after it when one `stat`
+    /// of each of its files shows nothing changed.
     fn cached(&self, name: &str, dir: &Path) -> Option<Skill> {
         let loaded = lock(&self.loaded).get(name).cloned()?;
-        (loaded.dir == dir && !loaded.racy && all_unchanged(self.vfs(), &loaded.stamps))
-            .then(|| loaded.skill.clone())
+        if loaded.dir != dir || loaded.racy {
+            return None;
+        }
+        let now = self.elapsed();
+        let cooldown = u64::try_from(self.options.cooldown.as_nanos()).unwrap_or(u64::MAX);
+        if now.saturating_sub(loaded.verified_at.load(Ordering::Acquire)) < cooldown {
+            return Some(loaded.skill.clone());
+        }
+        if all_unchanged(self.vfs(), &loaded.stamps) {
+            loaded.verified_at.store(now, Ordering::Release);
+            return Some(loaded.skill.clone());
+        }
+        None
     }
 
     fn forget(&self, name: &str) {
@@ -380,6 +397,7 @@ impl SkillProvider for FsProvider {
             skill: skill.clone(),
             stamps,
             racy,
+            verified_at: AtomicU64::new(self.elapsed()),
         });
         lock(&self.loaded).insert(name.to_owned(), entry);
         Ok(skill)
