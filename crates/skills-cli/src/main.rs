@@ -360,18 +360,12 @@ impl Sources {
     /// `$SKILLS_ROOT`, else `examples/skills` (unless standard roots are used).
     /// URLs are downloaded (or taken from the cache).
     fn resolve(&self, paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
-        let mut specs: Vec<String> = Vec::new();
-        for path in self.roots.iter().cloned().chain(paths) {
-            match path.into_os_string().into_string() {
-                Ok(text) => specs.push(text),
-                Err(raw) => {
-                    // Not UTF-8: cannot be a URL; keep it as a path.
-                    return check_paths(vec![PathBuf::from(raw)]);
-                }
-            }
-        }
+        let mut specs: Vec<PathBuf> = self.roots.iter().cloned().chain(paths).collect();
         if specs.is_empty() {
-            specs = remote::roots_from_env();
+            specs = remote::roots_from_env()
+                .into_iter()
+                .map(PathBuf::from)
+                .collect();
         }
         if specs.is_empty() && !self.standard {
             let default = PathBuf::from("examples/skills");
@@ -380,14 +374,14 @@ impl Sources {
                     "no skills path given, $SKILLS_ROOT is empty and there is no `examples/skills` here; pass a PATH, --root or --standard-roots",
                 ));
             }
-            specs.push(default.display().to_string());
+            specs.push(default);
         }
         let mut local = Vec::with_capacity(specs.len());
         for spec in specs {
-            if remote::is_url(&spec) {
-                local.push(download(&spec, self.refresh)?);
-            } else {
-                local.push(PathBuf::from(spec));
+            // A path that is not UTF-8 cannot be a URL.
+            match spec.to_str().filter(|text| remote::is_url(text)) {
+                Some(url) => local.push(download(url, self.refresh)?),
+                None => local.push(spec),
             }
         }
         check_paths(local)
@@ -504,12 +498,9 @@ fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> Val
     discovery.index_by_name();
     let mut missing = Vec::new();
     for root in explicit {
+        // `check_paths` made sure every root is an existing folder.
         let found = discovery.skills.iter().any(|s| s.dir.starts_with(root));
-        let unreadable = discovery
-            .diagnostics
-            .iter()
-            .any(|d| d.is_error() && d.message.contains(&root.display().to_string()));
-        if !found && !unreadable {
+        if !found {
             missing.push(Diagnostic::error(
                 Code::SkillMdMissing,
                 format!(
