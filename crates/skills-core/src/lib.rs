@@ -62,7 +62,7 @@ pub use resource::{
 pub use search::{SearchDocument, SearchHit, SearchIndex, SearchOptions};
 pub use tagging::{
     InjectionAction, Message, Role, SKILL_INJECTION_KEY, SkillInjection, TaggedMessage,
-    collect_loaded_skill_names,
+    add_injection, collect_loaded_skill_names,
 };
 pub use validate::{
     Mode, Origin, ParseOutcome, SkillDocument, ValidationOptions, parse_skill_md,

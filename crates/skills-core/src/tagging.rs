@@ -79,17 +79,59 @@ pub trait TaggedMessage {
     /// The metadata value under `key`, if any.
     fn metadata_value(&self, key: &str) -> Option<&serde_json::Value>;
 
-    /// The injection tag, if this message carries one.
+    /// The first injection tag, if this message carries one.
     fn skill_injection(&self) -> Option<SkillInjection> {
-        self.metadata_value(SKILL_INJECTION_KEY)
-            .and_then(SkillInjection::from_value)
+        self.skill_injections().into_iter().next()
+    }
+
+    /// Every injection tag this message carries, in order.
+    ///
+    /// The value under [`SKILL_INJECTION_KEY`] is either one tag or an array of
+    /// tags (a message that loads one skill and, through a cap, releases another
+    /// carries two). Values that are not tags are ignored.
+    fn skill_injections(&self) -> Vec<SkillInjection> {
+        match self.metadata_value(SKILL_INJECTION_KEY) {
+            Some(serde_json::Value::Array(items)) => items
+                .iter()
+                .filter_map(SkillInjection::from_value)
+                .collect(),
+            Some(value) => SkillInjection::from_value(value).into_iter().collect(),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// Adds `injection` to a metadata map, keeping any tag already there (the
+/// value becomes an array when a message carries more than one tag).
+pub fn add_injection(
+    metadata: &mut BTreeMap<String, serde_json::Value>,
+    injection: &SkillInjection,
+) {
+    let value = injection.to_value();
+    match metadata.remove(SKILL_INJECTION_KEY) {
+        None => {
+            metadata.insert(SKILL_INJECTION_KEY.to_owned(), value);
+        }
+        Some(serde_json::Value::Array(mut items)) => {
+            items.push(value);
+            metadata.insert(
+                SKILL_INJECTION_KEY.to_owned(),
+                serde_json::Value::Array(items),
+            );
+        }
+        Some(existing) => {
+            metadata.insert(
+                SKILL_INJECTION_KEY.to_owned(),
+                serde_json::Value::Array(vec![existing, value]),
+            );
+        }
     }
 }
 
 /// Replays the transcript's tags in order and returns the skills still loaded.
 pub fn collect_loaded_skill_names<M: TaggedMessage>(messages: &[M]) -> BTreeSet<String> {
     let mut loaded = BTreeSet::new();
-    for injection in messages.iter().filter_map(TaggedMessage::skill_injection) {
+    for injection in messages.iter().flat_map(TaggedMessage::skill_injections) {
         match injection.action {
             InjectionAction::Loaded => loaded.extend(injection.skills),
             InjectionAction::Released => {
@@ -138,11 +180,10 @@ impl Message {
         }
     }
 
-    /// Adds an injection tag.
+    /// Adds an injection tag (after any the message already carries).
     #[must_use]
     pub fn tagged(mut self, injection: &SkillInjection) -> Self {
-        self.metadata
-            .insert(SKILL_INJECTION_KEY.to_owned(), injection.to_value());
+        add_injection(&mut self.metadata, injection);
         self
     }
 }
@@ -172,6 +213,19 @@ mod tests {
             .insert(SKILL_INJECTION_KEY.into(), serde_json::json!("garbage"));
         let loaded = collect_loaded_skill_names(&transcript);
         assert_eq!(loaded.into_iter().collect::<Vec<_>>(), vec!["a", "c"]);
+    }
+
+    #[test]
+    fn one_message_can_load_and_release() {
+        let transcript = vec![
+            Message::new(Role::Tool, "a").tagged(&SkillInjection::loaded(["a"])),
+            Message::new(Role::Tool, "b")
+                .tagged(&SkillInjection::loaded(["b"]))
+                .tagged(&SkillInjection::released(["a"])),
+        ];
+        assert_eq!(transcript[1].skill_injections().len(), 2);
+        let loaded = collect_loaded_skill_names(&transcript);
+        assert_eq!(loaded.into_iter().collect::<Vec<_>>(), vec!["b"]);
     }
 
     #[test]

@@ -1,0 +1,441 @@
+//! Agent configuration: which tool surface, how bodies materialize, how long
+//! loads last, which user tools exist (F-DIS-7, F-DIS-8, F-DIS-9, F-DIS-10).
+//!
+//! [`AgentBuilder::build`] checks everything that can be checked before a
+//! conversation starts: a user tool that shadows a skill tool, duplicate or
+//! malformed tool names, the `full` profile without an executor.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use serde_json::Value;
+use skills_core::{Catalog, RenderOptions, SearchIndex, SkillProvider};
+
+use crate::request::CacheStrategy;
+use crate::surface::{Surface, surface_tool_names};
+use crate::tool::{ToolError, ToolSpec, is_valid_tool_name};
+
+/// Which tools beyond reading knowledge the agent gets (F-DIS-8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Profile {
+    /// Load skills and read their files and docs. No execution.
+    #[default]
+    KnowledgeOnly,
+    /// Also the run/exec tools of an [`ExecutionTools`] implementation.
+    Full,
+}
+
+/// Where a loaded body reaches the model (F-DIS-9).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Materialization {
+    /// In the load tool's result (append-only; the default).
+    #[default]
+    ToolResult,
+    /// Legacy: the tool result is a short stub and the bodies of loaded
+    /// skills sit in a second system block, rebuilt on every request. Kept
+    /// for compatibility; it moves the prompt prefix whenever the loaded set
+    /// changes.
+    SystemMessage,
+}
+
+/// How long a load counts (F-DIS-10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Lifetime {
+    /// Until the next model request has been answered.
+    Once,
+    /// Until the next user message.
+    Turn,
+    /// For the whole session (the default: the body stays in the
+    /// transcript, so it stays valid).
+    #[default]
+    Session,
+}
+
+/// How the model learns which skills exist.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum CatalogMode {
+    /// The rendered catalog sits in the stable system block (the default).
+    InPrompt(RenderOptions),
+    /// No catalog in the prompt: the model finds skills with `search_skills`
+    /// and loads them (F-DIS-12), for libraries too large to list.
+    OnDemand,
+}
+
+impl Default for CatalogMode {
+    fn default() -> Self {
+        Self::InPrompt(RenderOptions::default())
+    }
+}
+
+/// Budget for re-attaching loaded bodies after a compaction (F-DIS-13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReattachBudget {
+    /// Most tokens one skill's body may take.
+    pub per_skill_tokens: usize,
+    /// Most tokens all re-attached bodies may take together.
+    pub total_tokens: usize,
+}
+
+impl Default for ReattachBudget {
+    fn default() -> Self {
+        Self {
+            per_skill_tokens: 5_000,
+            total_tokens: 25_000,
+        }
+    }
+}
+
+/// Run/exec tools contributed by an execution runtime (skills-exec plugs in
+/// here; F-DIS-8's `full` profile).
+#[async_trait]
+pub trait ExecutionTools: Send + Sync + fmt::Debug {
+    /// The tools this runtime offers. Their names must not collide with the
+    /// skill tools or user tools.
+    fn tools(&self) -> Vec<ToolSpec>;
+
+    /// Runs one of [`ExecutionTools::tools`] and returns the result text.
+    async fn call(&self, tool: &str, arguments: &Value) -> Result<String, ToolError>;
+}
+
+/// Replaces the text around the catalog (Eino's custom prompt hook).
+pub type PromptHook = Arc<dyn Fn(&PromptContext<'_>) -> String + Send + Sync>;
+
+/// What a [`PromptHook`] sees.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptContext<'a> {
+    /// The agent's own instructions.
+    pub instructions: &'a str,
+    /// The rendered catalog ("" in on-demand mode or when the catalog goes
+    /// into a tool description instead).
+    pub catalog: &'a str,
+    /// The name of the load tool.
+    pub load_tool: &'a str,
+}
+
+/// Why an agent could not be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError {
+    message: String,
+}
+
+impl BuildError {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+
+    /// The explanation.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// Builds an [`Agent`].
+#[derive(Clone)]
+pub struct AgentBuilder {
+    pub(crate) name: String,
+    pub(crate) instructions: String,
+    pub(crate) provider: Arc<dyn SkillProvider>,
+    pub(crate) surface: Surface,
+    pub(crate) profile: Profile,
+    pub(crate) executor: Option<Arc<dyn ExecutionTools>>,
+    pub(crate) materialization: Materialization,
+    pub(crate) lifetime: Lifetime,
+    pub(crate) max_loaded: Option<usize>,
+    pub(crate) catalog: CatalogMode,
+    pub(crate) search: bool,
+    pub(crate) tools: Vec<ToolSpec>,
+    pub(crate) tool_pool: Vec<ToolSpec>,
+    pub(crate) cache: CacheStrategy,
+    pub(crate) reattach: ReattachBudget,
+    pub(crate) token_counter: fn(&str) -> usize,
+    pub(crate) prompt_hook: Option<PromptHook>,
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("name", &self.name)
+            .field("surface", &self.surface)
+            .field("profile", &self.profile)
+            .field("materialization", &self.materialization)
+            .field("lifetime", &self.lifetime)
+            .field("max_loaded", &self.max_loaded)
+            .field("catalog", &self.catalog)
+            .field("search", &self.search)
+            .field("tools", &self.tools.len())
+            .field("tool_pool", &self.tool_pool.len())
+            .field("cache", &self.cache)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// A builder for an agent named `name` over `provider`, with the defaults:
+    /// Helix tool names, knowledge-only, bodies in tool results, session
+    /// lifetime, no cap, catalog in the prompt, automatic-prefix caching.
+    pub fn new(name: impl Into<String>, provider: Arc<dyn SkillProvider>) -> Self {
+        Self {
+            name: name.into(),
+            instructions: String::new(),
+            provider,
+            surface: Surface::default(),
+            profile: Profile::default(),
+            executor: None,
+            materialization: Materialization::default(),
+            lifetime: Lifetime::default(),
+            max_loaded: None,
+            catalog: CatalogMode::default(),
+            search: false,
+            tools: Vec::new(),
+            tool_pool: Vec::new(),
+            cache: CacheStrategy::default(),
+            reattach: ReattachBudget::default(),
+            token_counter: skills_core::estimate_tokens,
+            prompt_hook: None,
+        }
+    }
+
+    /// The agent's own instructions (the start of the stable system block).
+    #[must_use]
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = text.into();
+        self
+    }
+
+    /// The tool surface preset.
+    #[must_use]
+    pub fn surface(mut self, surface: Surface) -> Self {
+        self.surface = surface;
+        self
+    }
+
+    /// The tool profile; [`Profile::Full`] needs [`AgentBuilder::executor`].
+    #[must_use]
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        self
+    }
+
+    /// The execution runtime whose tools the `full` profile exposes.
+    #[must_use]
+    pub fn executor(mut self, executor: Arc<dyn ExecutionTools>) -> Self {
+        self.executor = Some(executor);
+        self
+    }
+
+    /// Where loaded bodies reach the model.
+    #[must_use]
+    pub fn materialization(mut self, materialization: Materialization) -> Self {
+        self.materialization = materialization;
+        self
+    }
+
+    /// How long a load counts.
+    #[must_use]
+    pub fn lifetime(mut self, lifetime: Lifetime) -> Self {
+        self.lifetime = lifetime;
+        self
+    }
+
+    /// Keeps at most `n` skills loaded (the most recently used win).
+    #[must_use]
+    pub fn max_loaded(mut self, n: usize) -> Self {
+        self.max_loaded = Some(n.max(1));
+        self
+    }
+
+    /// How the model learns which skills exist.
+    #[must_use]
+    pub fn catalog(mut self, mode: CatalogMode) -> Self {
+        self.catalog = mode;
+        self
+    }
+
+    /// Adds the `search_skills` tool (always on in [`CatalogMode::OnDemand`]).
+    #[must_use]
+    pub fn search(mut self, enabled: bool) -> Self {
+        self.search = enabled;
+        self
+    }
+
+    /// A user tool that is always exposed.
+    #[must_use]
+    pub fn tool(mut self, tool: ToolSpec) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// A pool tool: hidden until a loaded skill declares it in its `Tools:`
+    /// section or `skill_select_tools` selects it (F-DIS-11).
+    #[must_use]
+    pub fn pool_tool(mut self, tool: ToolSpec) -> Self {
+        self.tool_pool.push(tool);
+        self
+    }
+
+    /// The cache strategy.
+    #[must_use]
+    pub fn cache(mut self, strategy: CacheStrategy) -> Self {
+        self.cache = strategy;
+        self
+    }
+
+    /// The compaction re-attachment budget.
+    #[must_use]
+    pub fn reattach_budget(mut self, budget: ReattachBudget) -> Self {
+        self.reattach = budget;
+        self
+    }
+
+    /// How tokens are counted for budgets (default: characters / 4).
+    #[must_use]
+    pub fn token_counter(mut self, counter: fn(&str) -> usize) -> Self {
+        self.token_counter = counter;
+        self
+    }
+
+    /// Replaces the stable system text (Eino's prompt hook). The hook gets the
+    /// instructions and the rendered catalog and returns the whole block.
+    #[must_use]
+    pub fn prompt_hook(mut self, hook: PromptHook) -> Self {
+        self.prompt_hook = Some(hook);
+        self
+    }
+
+    /// Checks the configuration and builds the agent.
+    pub fn build(self) -> Result<Agent, BuildError> {
+        if self.name.trim().is_empty() {
+            return Err(BuildError::new("the agent needs a non-empty name"));
+        }
+        let executor_tools = match (self.profile, &self.executor) {
+            (Profile::Full, None) => {
+                return Err(BuildError::new(
+                    "the `full` profile needs an executor (AgentBuilder::executor); \
+                     use Profile::KnowledgeOnly for an agent without run/exec tools",
+                ));
+            }
+            (Profile::Full, Some(executor)) => executor.tools(),
+            (Profile::KnowledgeOnly, _) => Vec::new(),
+        };
+        let search = self.search || matches!(self.catalog, CatalogMode::OnDemand);
+        let reserved: BTreeSet<String> = surface_tool_names(&self.surface, search)
+            .into_iter()
+            .collect();
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        let groups = [
+            ("user tool", &self.tools),
+            ("pool tool", &self.tool_pool),
+            ("executor tool", &executor_tools),
+        ];
+        for (what, tools) in groups {
+            for tool in tools {
+                if !is_valid_tool_name(&tool.name) {
+                    return Err(BuildError::new(format!(
+                        "{what} name {:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)",
+                        tool.name
+                    )));
+                }
+                if reserved.contains(&tool.name) {
+                    return Err(BuildError::new(format!(
+                        "{what} `{}` shadows a skill tool; reserved names for this surface: {}",
+                        tool.name,
+                        reserved.iter().cloned().collect::<Vec<_>>().join(", ")
+                    )));
+                }
+                if !seen.insert(&tool.name) {
+                    return Err(BuildError::new(format!(
+                        "tool `{}` is defined twice",
+                        tool.name
+                    )));
+                }
+            }
+        }
+        Ok(Agent {
+            inner: Arc::new(AgentInner {
+                config: self,
+                executor_tools,
+                search,
+                search_index: Mutex::new(None),
+            }),
+        })
+    }
+}
+
+pub(crate) struct AgentInner {
+    pub(crate) config: AgentBuilder,
+    pub(crate) executor_tools: Vec<ToolSpec>,
+    pub(crate) search: bool,
+    /// The search index and the catalog fingerprint it was built for.
+    pub(crate) search_index: Mutex<Option<(u64, Arc<SearchIndex>)>>,
+}
+
+/// A configured agent: cheap to clone, shared by all its sessions.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<AgentInner>,
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// A builder.
+    pub fn builder(name: impl Into<String>, provider: Arc<dyn SkillProvider>) -> AgentBuilder {
+        AgentBuilder::new(name, provider)
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.inner.config.name
+    }
+
+    /// The skill provider.
+    pub fn provider(&self) -> &Arc<dyn SkillProvider> {
+        &self.inner.config.provider
+    }
+
+    /// The tool surface.
+    pub fn surface(&self) -> &Surface {
+        &self.inner.config.surface
+    }
+
+    /// Whether `search_skills` is offered.
+    pub fn has_search(&self) -> bool {
+        self.inner.search
+    }
+
+    /// The names of the skill tools this agent reserves.
+    pub fn reserved_tool_names(&self) -> Vec<String> {
+        surface_tool_names(&self.inner.config.surface, self.inner.search)
+    }
+
+    pub(crate) fn config(&self) -> &AgentBuilder {
+        &self.inner.config
+    }
+
+    /// Lists the provider's catalog (one async call).
+    pub(crate) async fn list(&self) -> skills_core::Result<Catalog> {
+        self.inner.config.provider.list().await
+    }
+}

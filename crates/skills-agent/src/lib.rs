@@ -1,0 +1,62 @@
+//! `skills-agent`: how Agent Skills reach a model.
+//!
+//! This crate is the disclosure engine. Given a [`skills_core::SkillProvider`]
+//! it renders the catalog once per session into a stable system block, offers
+//! the skill tools of a preset surface (the Helix names `load_skill` /
+//! `read_skill_file` by default, the trpc-agent six, or Eino's single tool),
+//! runs the calls the model makes, keeps per-agent load state that is always
+//! re-derivable from the transcript, and builds provider-neutral
+//! [`ModelRequest`]s whose prefix only ever grows.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use skills_agent::{Agent, ToolCall, Dispatch};
+//! use skills_core::{InCodeProvider, define_skill};
+//!
+//! # pollster::block_on(async {
+//! let skill = define_skill("greeting", "Greets people warmly. Use when someone says hello.")
+//!     .body("Say hello back and ask how you can help.")
+//!     .build()?;
+//! let provider = Arc::new(InCodeProvider::new([skill])?);
+//! let agent = Agent::builder("assistant", provider).instructions("You are helpful.").build()?;
+//! let mut session = agent.start_session().await?;
+//! session.push_user("hello!").await?;
+//! let request = session.build_request();
+//! assert!(request.system[0].text.contains("<skill name=\"greeting\">"));
+//! let call = ToolCall::new("c1", "load_skill", serde_json::json!({"name": "greeting"}));
+//! let Dispatch::Handled(result) = session.handle_tool_call(&call).await else { unreachable!() };
+//! assert!(result.content.contains("Say hello back"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! Boundaries: no I/O and no HTTP here (model adapters come later behind a
+//! feature); the crate builds for `wasm32-unknown-unknown`. It depends on
+//! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
+//! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
+
+pub mod config;
+pub mod mention;
+pub mod message;
+pub mod render;
+pub mod request;
+pub mod session;
+pub mod state;
+pub mod surface;
+pub mod tool;
+pub mod wire;
+
+pub use config::{
+    Agent, AgentBuilder, BuildError, CatalogMode, ExecutionTools, Lifetime, Materialization,
+    Profile, PromptContext, PromptHook, ReattachBudget,
+};
+pub use message::{Message, Role, ToolCall};
+pub use request::{CacheBreakpoint, CacheStrategy, ModelRequest, SystemBlock};
+pub use session::{CatalogDelta, CompactionReport, Dispatch, Event, ReleaseReason, Session};
+pub use state::{DocSelection, LoadState};
+pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};
+pub use tool::{ToolError, ToolErrorKind, ToolSpec};
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/agent.md")]
+struct AgentGuide;

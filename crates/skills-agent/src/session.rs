@@ -1,0 +1,1420 @@
+//! The disclosure engine: one agent's conversation with skills.
+//!
+//! A [`Session`] owns the transcript (append-only: nothing it has written is
+//! ever changed), the [`LoadState`] replayed from it, and the catalog pinned
+//! when the session started. It builds [`ModelRequest`]s, runs the skill tools
+//! the model calls, announces catalog changes with an appended delta
+//! (F-DIS-3), injects skills the user mentions (F-DIS-14), enforces load
+//! lifetimes and the cap (F-DIS-10) with release tags, exposes pool tools
+//! the loaded skills declare (F-DIS-11), and re-attaches loaded bodies after a
+//! compaction (F-DIS-13).
+//!
+//! The rule that keeps the prompt cache hitting: in the default mode a new
+//! request is the previous one plus new messages. The stable system block is
+//! rendered once; bodies, files, deltas and injections are appended; the tool
+//! list changes only when pool tools are configured and a load exposes one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skills_core::{
+    Catalog, Error, ErrorKind, LineRange, SearchDocument, SearchIndex, Skill, SkillInjection,
+    SkillMetadata,
+};
+
+use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
+use crate::mention::mentions;
+use crate::message::{
+    CATALOG_DELTA_KEY, COMPACTION_KEY, DOCS_KEY, MENTION_KEY, Message, Role, TOOLS_KEY, TOUCH_KEY,
+    ToolCall,
+};
+use crate::render;
+use crate::request::{ModelRequest, SystemBlock};
+use crate::state::{DocSelection, LoadState};
+use crate::surface::{
+    LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectMode,
+    SelectToolsArgs, SkillArgs, SkillLoadArgs, Surface, expected_args, tool_spec,
+};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
+
+/// Longest skill name, doc name or path accepted from the model before any
+/// lookup (longer ones are refused without being echoed in full).
+const MAX_NAME_LEN: usize = 256;
+/// Longest search query accepted.
+const MAX_QUERY_LEN: usize = 1_000;
+/// Most docs one call may select.
+const MAX_DOCS_PER_CALL: usize = 32;
+/// Most search results.
+const MAX_SEARCH_LIMIT: usize = 20;
+/// Most bytes of one reference read into the search index.
+const SEARCH_REFERENCE_BYTES: usize = 64 * 1024;
+
+/// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A skill was loaded.
+    SkillLoaded {
+        /// The skill.
+        skill: String,
+        /// Whether the user's `$name` mention loaded it (else a tool call).
+        by_mention: bool,
+    },
+    /// A skill stopped counting as loaded.
+    SkillReleased {
+        /// The skill.
+        skill: String,
+        /// Why.
+        reason: ReleaseReason,
+    },
+    /// The docs selected for a skill changed.
+    DocsSelected {
+        /// The skill.
+        skill: String,
+        /// The docs now selected (`["*"]` for all).
+        docs: Vec<String>,
+    },
+    /// The tools selected for a skill changed.
+    ToolsSelected {
+        /// The skill.
+        skill: String,
+        /// The tools now selected.
+        tools: Vec<String>,
+    },
+    /// The skill set changed and a delta was announced.
+    CatalogChanged(CatalogDelta),
+    /// The history was compacted.
+    Compacted(CompactionReport),
+}
+
+/// Why a skill was released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReleaseReason {
+    /// Its lifetime (`once` or `turn`) ended.
+    Lifetime,
+    /// The loaded-skill cap evicted it.
+    Cap,
+    /// A compaction dropped or shortened its body.
+    Compaction,
+}
+
+/// What changed in the skill set since the catalog was pinned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CatalogDelta {
+    /// New skills (name, description), sorted.
+    pub added: Vec<(String, String)>,
+    /// Skills whose description changed (name, new description), sorted.
+    pub changed: Vec<(String, String)>,
+    /// Skills no longer available, sorted.
+    pub removed: Vec<String>,
+}
+
+impl CatalogDelta {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// What a compaction kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    /// Skills re-attached whole, newest first.
+    pub reattached: Vec<String>,
+    /// Skills re-attached shortened to the per-skill budget (released, so a
+    /// new load returns the full body).
+    pub truncated: Vec<String>,
+    /// Skills that did not fit the total budget (released).
+    pub dropped: Vec<String>,
+    /// Tokens the re-attached bodies take, by the agent's counter.
+    pub tokens: usize,
+}
+
+/// What [`Session::handle_tool_call`] did with a call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Dispatch {
+    /// The session answered the call (a skill tool, an executor tool, or an
+    /// error for an unknown or hidden tool); the result is in the transcript.
+    Handled(Message),
+    /// A user tool the caller must run; append its result with
+    /// [`Session::push_tool_result`].
+    External,
+}
+
+/// One agent's conversation with its skills.
+#[derive(Debug)]
+pub struct Session {
+    agent: Agent,
+    /// The catalog the prompt was rendered from.
+    pinned: Catalog,
+    /// The latest catalog (pinned, then refreshed).
+    current: Catalog,
+    /// What the model has been told: pinned plus announced deltas.
+    announced: BTreeMap<String, String>,
+    /// Block 0 of the system region, rendered once.
+    stable_system: String,
+    /// The rendered catalog (also carried by an Eino tool description).
+    catalog_text: String,
+    transcript: Vec<Message>,
+    state: LoadState,
+    /// Loaded text per skill (the wrapped body), for the legacy block, the
+    /// fallback and compaction.
+    loaded_text: BTreeMap<String, String>,
+    events: Vec<Event>,
+    history_limit: Option<usize>,
+    /// Transcript length when the last request was built.
+    requested_upto: usize,
+    /// Transcript index of the last message of the previous request.
+    previous_last: Option<usize>,
+}
+
+impl Agent {
+    /// Starts a session: lists the provider once and pins that catalog.
+    ///
+    /// # Errors
+    /// Whatever the provider's `list` returns.
+    pub async fn start_session(&self) -> Result<Session, Error> {
+        let catalog = self.list().await?;
+        Ok(Session::new(self.clone(), catalog, Vec::new()))
+    }
+
+    /// Resumes a session from its transcript and the catalog pinned when it
+    /// started (keep it with the transcript to get the same prompt bytes).
+    /// The load state is replayed from the transcript; the bodies of loaded
+    /// skills are fetched again for the legacy mode and the fallback.
+    ///
+    /// # Errors
+    /// Whatever the provider's `list` returns.
+    pub async fn resume_session(
+        &self,
+        pinned: Catalog,
+        transcript: Vec<Message>,
+    ) -> Result<Session, Error> {
+        let mut session = Session::new(self.clone(), pinned, transcript);
+        session.current = self.list().await?;
+        let loaded: Vec<String> = session.state.in_use_order().map(str::to_owned).collect();
+        for name in loaded {
+            if let Ok(skill) = self.provider().get(&name).await {
+                let text = render::loaded_body(&skill, self.surface().read_tool());
+                session.loaded_text.insert(name, text);
+            }
+        }
+        Ok(session)
+    }
+}
+
+impl Session {
+    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>) -> Self {
+        let config = agent.config();
+        let catalog_text = match &config.catalog {
+            CatalogMode::InPrompt(options) => {
+                let mut options = options.clone();
+                options.load_tool = config.surface.load_tool().to_owned();
+                pinned.render(&options)
+            }
+            CatalogMode::OnDemand => String::new(),
+        };
+        let catalog_in_tool =
+            matches!(&config.surface, Surface::Eino(o) if o.catalog_in_description);
+        let prompt_catalog = if catalog_in_tool {
+            ""
+        } else {
+            catalog_text.as_str()
+        };
+        let stable_system = match &config.prompt_hook {
+            Some(hook) => hook(&PromptContext {
+                instructions: &config.instructions,
+                catalog: prompt_catalog,
+                load_tool: config.surface.load_tool(),
+            }),
+            None => {
+                let skills_part = match config.catalog {
+                    CatalogMode::OnDemand => render::on_demand_guidance(config.surface.load_tool()),
+                    CatalogMode::InPrompt(_) => prompt_catalog.to_owned(),
+                };
+                join_nonempty(&config.instructions, &skills_part)
+            }
+        };
+        let mut announced: BTreeMap<String, String> = visible(&pinned)
+            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
+            .collect();
+        let mut state = LoadState::default();
+        for (index, message) in transcript.iter().enumerate() {
+            state.apply(index, message);
+            apply_delta_metadata(&mut announced, message);
+        }
+        let loaded_text = BTreeMap::new();
+        let requested_upto = transcript.len();
+        Self {
+            current: pinned.clone(),
+            agent,
+            pinned,
+            announced,
+            stable_system,
+            catalog_text,
+            transcript,
+            state,
+            loaded_text,
+            events: Vec::new(),
+            history_limit: None,
+            requested_upto,
+            previous_last: None,
+        }
+    }
+
+    /// The agent this session belongs to.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The catalog pinned when the session started.
+    pub fn pinned_catalog(&self) -> &Catalog {
+        &self.pinned
+    }
+
+    /// The transcript (the source of truth; never rewritten).
+    pub fn transcript(&self) -> &[Message] {
+        &self.transcript
+    }
+
+    /// The load state.
+    pub fn state(&self) -> &LoadState {
+        &self.state
+    }
+
+    /// The loaded skills, sorted.
+    pub fn loaded(&self) -> BTreeSet<String> {
+        self.state.loaded()
+    }
+
+    /// Takes the events emitted since the last call.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Keeps only the last `n` messages in requests (`None`: all). Loaded
+    /// skills whose loading message falls out of view reach the model through
+    /// the fallback system block (F-DIS-9).
+    pub fn set_history_limit(&mut self, n: Option<usize>) {
+        self.history_limit = n;
+    }
+
+    fn push(&mut self, message: Message) -> usize {
+        let index = self.transcript.len();
+        self.state.apply(index, &message);
+        self.transcript.push(message);
+        index
+    }
+
+    // ----- turns -------------------------------------------------------
+
+    /// Appends a user message. Ends `turn`-lifetime loads, then injects each
+    /// skill the text mentions as `$name` (once; F-DIS-14).
+    ///
+    /// # Errors
+    /// Never for unknown mentions (they are ignored); only a provider failure
+    /// while fetching a mentioned skill's body.
+    pub async fn push_user(&mut self, text: impl Into<String>) -> Result<(), Error> {
+        let mut message = Message::user(text);
+        if self.agent.config().lifetime == Lifetime::Turn {
+            self.release_all(&mut message, ReleaseReason::Lifetime);
+        }
+        let mentioned = mentions(&message.content);
+        self.push(message);
+        for name in mentioned {
+            let Some(meta) = self.current.get(&name) else {
+                continue;
+            };
+            if meta.extensions.user_invocable == Some(false) || self.state.is_loaded(&name) {
+                continue;
+            }
+            let skill = match self.agent.provider().get(&name).await {
+                Ok(skill) => skill,
+                Err(err) if err.kind() == ErrorKind::SkillNotFound => continue,
+                Err(err) => return Err(err),
+            };
+            let read_tool = self.agent.surface().read_tool();
+            let text = render::loaded_body(&skill, read_tool);
+            let mut injected = Message::user(render::mention_injection(&skill, read_tool))
+                .with_metadata(MENTION_KEY, Value::String(name.clone()))
+                .tagged(&SkillInjection::loaded([name.clone()]));
+            self.enforce_cap(&mut injected, &name);
+            self.loaded_text.insert(name.clone(), text);
+            self.push(injected);
+            self.events.push(Event::SkillLoaded {
+                skill: name,
+                by_mention: true,
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the model's reply. Ends `once`-lifetime loads that a request
+    /// has already shown to the model.
+    pub fn push_assistant(&mut self, mut message: Message) {
+        if self.agent.config().lifetime == Lifetime::Once {
+            let seen: Vec<String> = self
+                .state
+                .in_use_order()
+                .filter(|name| {
+                    self.state
+                        .loaded_at(name)
+                        .is_some_and(|at| at < self.requested_upto)
+                })
+                .map(str::to_owned)
+                .collect();
+            if !seen.is_empty() {
+                message.tag(&SkillInjection::released(seen.clone()));
+                for skill in seen {
+                    self.events.push(Event::SkillReleased {
+                        skill,
+                        reason: ReleaseReason::Lifetime,
+                    });
+                }
+            }
+        }
+        self.push(message);
+    }
+
+    /// Appends the result of a user tool the caller ran.
+    pub fn push_tool_result(
+        &mut self,
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) {
+        let message = if is_error {
+            Message::tool_error(call_id, tool, content)
+        } else {
+            Message::tool_result(call_id, tool, content)
+        };
+        self.push(message);
+    }
+
+    fn release_all(&mut self, message: &mut Message, reason: ReleaseReason) {
+        let all: Vec<String> = self.state.in_use_order().map(str::to_owned).collect();
+        if all.is_empty() {
+            return;
+        }
+        message.tag(&SkillInjection::released(all.clone()));
+        for skill in all {
+            self.events.push(Event::SkillReleased { skill, reason });
+        }
+    }
+
+    /// Tags `message` with releases that make room for `incoming`.
+    fn enforce_cap(&mut self, message: &mut Message, incoming: &str) {
+        let Some(cap) = self.agent.config().max_loaded else {
+            return;
+        };
+        let others: Vec<&str> = self
+            .state
+            .in_use_order()
+            .filter(|n| *n != incoming)
+            .collect();
+        let excess = (others.len() + 1).saturating_sub(cap);
+        let evicted: Vec<String> = others.into_iter().take(excess).map(str::to_owned).collect();
+        if evicted.is_empty() {
+            return;
+        }
+        message.tag(&SkillInjection::released(evicted.clone()));
+        for skill in evicted {
+            self.events.push(Event::SkillReleased {
+                skill,
+                reason: ReleaseReason::Cap,
+            });
+        }
+    }
+
+    // ----- catalog deltas ------------------------------------------------
+
+    /// Lists the provider again; when the skill set changed, appends one
+    /// message announcing only the changes (F-DIS-3). The pinned catalog and
+    /// the system prompt never change. In on-demand mode nothing is announced
+    /// (the catalog is not in the prompt); search sees the new set.
+    ///
+    /// # Errors
+    /// Whatever the provider's `list` returns.
+    pub async fn refresh_catalog(&mut self) -> Result<Option<CatalogDelta>, Error> {
+        let latest = self.agent.provider().list().await?;
+        let now: BTreeMap<String, String> = visible(&latest)
+            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
+            .collect();
+        self.current = latest;
+        let mut delta = CatalogDelta::default();
+        for (name, description) in &now {
+            match self.announced.get(name) {
+                None => delta.added.push((name.clone(), description.clone())),
+                Some(old) if old != description => {
+                    delta.changed.push((name.clone(), description.clone()));
+                }
+                Some(_) => {}
+            }
+        }
+        delta.removed = self
+            .announced
+            .keys()
+            .filter(|name| !now.contains_key(*name))
+            .cloned()
+            .collect();
+        if delta.is_empty() {
+            return Ok(None);
+        }
+        if matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
+            let text = render::catalog_delta(&delta.added, &delta.changed, &delta.removed);
+            let metadata = json!({
+                "added": delta.added.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
+                "changed": delta.changed.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
+                "removed": delta.removed,
+            });
+            let message = Message::system(text).with_metadata(CATALOG_DELTA_KEY, metadata);
+            apply_delta_metadata(&mut self.announced, &message);
+            self.push(message);
+        } else {
+            self.announced = now;
+        }
+        self.events.push(Event::CatalogChanged(delta.clone()));
+        Ok(Some(delta))
+    }
+
+    // ----- requests ------------------------------------------------------
+
+    /// The index of the first transcript message in view.
+    fn view_start(&self) -> usize {
+        let compaction = self
+            .transcript
+            .iter()
+            .rposition(|m| m.has_metadata(COMPACTION_KEY))
+            .unwrap_or(0);
+        let mut start = match self.history_limit {
+            Some(n) => compaction.max(self.transcript.len().saturating_sub(n)),
+            None => compaction,
+        };
+        // A tool result whose call fell out of view would be rejected.
+        while self
+            .transcript
+            .get(start)
+            .is_some_and(|m| m.role == Role::Tool)
+        {
+            start += 1;
+        }
+        start
+    }
+
+    /// The pool tools exposed now: those the loaded skills declare (or had
+    /// selected), that exist in the pool.
+    fn exposed_pool(&self) -> BTreeSet<String> {
+        let pool: BTreeSet<&str> = self
+            .agent
+            .config()
+            .tool_pool
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
+        let mut out = BTreeSet::new();
+        for skill in self.state.in_use_order() {
+            let wanted: Vec<String> = match self.state.selected_tools(skill) {
+                Some(selected) => selected.iter().cloned().collect(),
+                None => self
+                    .current
+                    .get(skill)
+                    .map(|m| m.declared_tools.clone())
+                    .unwrap_or_default(),
+            };
+            out.extend(wanted.into_iter().filter(|t| pool.contains(t.as_str())));
+        }
+        out
+    }
+
+    /// The tools of the next request, sorted by name.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        let config = self.agent.config();
+        let surface = &config.surface;
+        let mut tools: Vec<ToolSpec> = surface
+            .tools(self.agent.has_search())
+            .into_iter()
+            .map(|(name, op)| tool_spec(surface, &name, op, &self.catalog_text))
+            .collect();
+        tools.extend(config.tools.iter().cloned());
+        tools.extend(self.agent.inner.executor_tools.iter().cloned());
+        let exposed = self.exposed_pool();
+        tools.extend(
+            config
+                .tool_pool
+                .iter()
+                .filter(|t| exposed.contains(&t.name))
+                .cloned(),
+        );
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
+    }
+
+    /// Builds the next request (F-AGT-1): at most two system blocks (the
+    /// stable one first), tools sorted by name, the transcript view, and the
+    /// cache breakpoints of the agent's strategy (F-AGT-2).
+    pub fn build_request(&mut self) -> ModelRequest {
+        let start = self.view_start();
+        let mut system = Vec::with_capacity(2);
+        if !self.stable_system.is_empty() {
+            system.push(SystemBlock {
+                text: self.stable_system.clone(),
+                stable: true,
+            });
+        }
+        if let Some(dynamic) = self.dynamic_block(start) {
+            system.push(SystemBlock {
+                text: dynamic,
+                stable: false,
+            });
+        }
+        let messages: Vec<Message> = self.transcript[start..].to_vec();
+        let mut request = ModelRequest {
+            system,
+            tools: self.tools(),
+            messages,
+            cache_breakpoints: Vec::new(),
+        };
+        let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
+        request.place_breakpoints(self.agent.config().cache, previous);
+        self.requested_upto = self.transcript.len();
+        self.previous_last = self.transcript.len().checked_sub(1);
+        request
+    }
+
+    /// The dynamic system block: legacy bodies, or the fallback for loaded
+    /// skills whose loading message is out of view.
+    fn dynamic_block(&self, start: usize) -> Option<String> {
+        let order: Vec<&str> = self.state.in_use_order().collect();
+        match self.agent.config().materialization {
+            Materialization::SystemMessage => {
+                let bodies: Vec<&str> = order
+                    .iter()
+                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .collect();
+                (!bodies.is_empty()).then(|| render::legacy_block(&bodies))
+            }
+            Materialization::ToolResult => {
+                let bodies: Vec<&str> = order
+                    .iter()
+                    .filter(|n| self.state.loaded_at(n).is_some_and(|at| at < start))
+                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .collect();
+                (!bodies.is_empty()).then(|| render::fallback_block(&bodies))
+            }
+        }
+    }
+
+    // ----- compaction ----------------------------------------------------
+
+    /// Compacts the history: appends a summary that starts the request view,
+    /// then re-attaches the loaded bodies newest first within the agent's
+    /// budget (F-DIS-13). Bodies over the per-skill budget are shortened and
+    /// released (a new load returns them whole); bodies over the total are
+    /// dropped and released. Nothing before the summary is deleted.
+    pub fn compact(&mut self, summary: impl Into<String>) -> CompactionReport {
+        let config = self.agent.config();
+        let budget = config.reattach;
+        let count = config.token_counter;
+        let mut report = CompactionReport::default();
+        let mut bodies = Vec::new();
+        let newest_first: Vec<String> =
+            self.state.in_use_order().rev().map(str::to_owned).collect();
+        for name in newest_first {
+            let Some(text) = self.loaded_text.get(&name) else {
+                report.dropped.push(name);
+                continue;
+            };
+            let remaining = budget.total_tokens.saturating_sub(report.tokens);
+            let tokens = count(text);
+            if tokens <= budget.per_skill_tokens && tokens <= remaining {
+                report.tokens += tokens;
+                bodies.push(text.clone());
+                report.reattached.push(name);
+                continue;
+            }
+            let allowance = budget.per_skill_tokens.min(remaining);
+            let marker = "\n[shortened: load the skill again for the full text]";
+            let cut = prefix_within(text, allowance.saturating_sub(count(marker)), count);
+            if cut.is_empty() {
+                report.dropped.push(name);
+            } else {
+                let short = format!("{cut}{marker}");
+                report.tokens += count(&short);
+                bodies.push(short);
+                report.truncated.push(name);
+            }
+        }
+        let summary_message = Message::system(render::compaction_summary(&summary.into()))
+            .with_metadata(COMPACTION_KEY, Value::Bool(true));
+        self.push(summary_message);
+        let released: Vec<String> = report
+            .truncated
+            .iter()
+            .chain(&report.dropped)
+            .cloned()
+            .collect();
+        if !bodies.is_empty() || !released.is_empty() {
+            let mut message = Message::user(render::reattached(
+                &bodies,
+                &report.truncated,
+                &report.dropped,
+            ));
+            if !report.reattached.is_empty() {
+                message.tag(&SkillInjection::loaded(report.reattached.clone()));
+            }
+            if !released.is_empty() {
+                message.tag(&SkillInjection::released(released.clone()));
+            }
+            self.push(message);
+        }
+        for skill in released {
+            self.loaded_text.remove(&skill);
+            self.events.push(Event::SkillReleased {
+                skill,
+                reason: ReleaseReason::Compaction,
+            });
+        }
+        self.events.push(Event::Compacted(report.clone()));
+        report
+    }
+
+    // ----- tool dispatch -------------------------------------------------
+
+    /// Handles one tool call from the model. Skill tools and executor tools
+    /// run here and their result is appended; a user tool is left to the
+    /// caller ([`Dispatch::External`]); a pool tool that no loaded skill
+    /// exposes, or an unknown tool, gets an error result that says what is
+    /// available. Never panics on any argument value.
+    pub async fn handle_tool_call(&mut self, call: &ToolCall) -> Dispatch {
+        let surface = self.agent.surface().clone();
+        if let Some(op) = surface.operation(&call.name, self.agent.has_search()) {
+            let outcome = self.run_operation(&surface, op, call).await;
+            let message = match outcome {
+                Ok(message) => message,
+                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+            };
+            self.push(message.clone());
+            return Dispatch::Handled(message);
+        }
+        let config = self.agent.config();
+        if config.tools.iter().any(|t| t.name == call.name) {
+            return Dispatch::External;
+        }
+        if self
+            .agent
+            .inner
+            .executor_tools
+            .iter()
+            .any(|t| t.name == call.name)
+            && let Some(executor) = config.executor.clone()
+        {
+            let message = match executor.call(&call.name, &call.arguments).await {
+                Ok(text) => Message::tool_result(&call.id, &call.name, text),
+                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+            };
+            self.push(message.clone());
+            return Dispatch::Handled(message);
+        }
+        let exposed = self.exposed_pool();
+        if exposed.contains(&call.name) {
+            return Dispatch::External;
+        }
+        let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
+            let declaring: Vec<&str> = self
+                .current
+                .entries()
+                .iter()
+                .filter(|m| m.declared_tools.contains(&call.name))
+                .map(|m| m.name.as_str())
+                .collect();
+            if declaring.is_empty() {
+                format!(
+                    "Error: the tool `{}` is not active. No skill declares it; ask the user \
+                     whether to enable it.",
+                    call.name
+                )
+            } else {
+                format!(
+                    "Error: the tool `{}` is not active. Load a skill that declares it first: {}.",
+                    call.name,
+                    declaring.join(", ")
+                )
+            }
+        } else {
+            let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
+            format!(
+                "Error: there is no tool named `{}`. Available tools: {}.",
+                clip(&call.name),
+                names.join(", ")
+            )
+        };
+        let message = Message::tool_error(&call.id, &call.name, text);
+        self.push(message.clone());
+        Dispatch::Handled(message)
+    }
+
+    async fn run_operation(
+        &mut self,
+        surface: &Surface,
+        op: Operation,
+        call: &ToolCall,
+    ) -> Result<Message, ToolError> {
+        let expected = expected_args(surface, op);
+        let tool = call.name.as_str();
+        match op {
+            Operation::Load => {
+                let (skill, docs, all) = match surface {
+                    Surface::Default => {
+                        let a: LoadSkillArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.name, None, false)
+                    }
+                    Surface::Trpc => {
+                        let a: SkillLoadArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.skill, a.docs, a.include_all_docs.unwrap_or(false))
+                    }
+                    Surface::Eino(_) => {
+                        let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.skill, None, false)
+                    }
+                };
+                self.op_load(call, &skill, docs, all).await
+            }
+            Operation::Read => {
+                let a: ReadSkillFileArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_read(call, &a).await
+            }
+            Operation::List => {
+                let _: NoArgs = parse_args(tool, &call.arguments, expected)?;
+                let text = render::skill_list(
+                    visible(&self.current).map(|m| (m.name.as_str(), m.description.as_str())),
+                );
+                Ok(Message::tool_result(&call.id, tool, text))
+            }
+            Operation::ListDocs => {
+                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                let skill = self.fetch(&a.skill, false).await?;
+                let selection = self.state.docs(skill.name());
+                let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
+                    .into_iter()
+                    .map(|d| {
+                        let selected = selection.is_some_and(|s| s.contains(d.as_str()));
+                        (d.as_str().to_owned(), selected)
+                    })
+                    .collect();
+                Ok(Message::tool_result(
+                    &call.id,
+                    tool,
+                    render::doc_list(skill.name(), &docs),
+                ))
+            }
+            Operation::SelectDocs => {
+                let a: SelectDocsArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_select_docs(call, a).await
+            }
+            Operation::ListTools => {
+                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                let meta = self.meta(&a.skill, false)?;
+                let pool: BTreeSet<&str> = self
+                    .agent
+                    .config()
+                    .tool_pool
+                    .iter()
+                    .map(|t| t.name.as_str())
+                    .collect();
+                let selected = self.state.selected_tools(meta.name.as_str());
+                let loaded = self.state.is_loaded(meta.name.as_str());
+                let tools: Vec<(String, bool, bool)> = meta
+                    .declared_tools
+                    .iter()
+                    .map(|t| {
+                        let available = pool.contains(t.as_str());
+                        let on = loaded && selected.is_none_or(|s| s.contains(t));
+                        (t.clone(), available, on)
+                    })
+                    .collect();
+                let name = meta.name.as_str().to_owned();
+                Ok(Message::tool_result(
+                    &call.id,
+                    tool,
+                    render::tool_list(&name, &tools),
+                ))
+            }
+            Operation::SelectTools => {
+                let a: SelectToolsArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_select_tools(call, a)
+            }
+            Operation::Search => {
+                let a: SearchArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_search(call, a).await
+            }
+        }
+    }
+
+    /// The metadata of a skill the model may use. A `disable-model-invocation`
+    /// skill is refused, except for a non-load use (reading its files) once the
+    /// user's mention loaded it.
+    fn meta(&self, name: &str, for_load: bool) -> Result<SkillMetadata, ToolError> {
+        if name.len() > MAX_NAME_LEN {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownSkill,
+                format!(
+                    "no skill is named `{}`: names are at most 64 characters. {}",
+                    clip(name),
+                    self.available_hint()
+                ),
+            ));
+        }
+        match self.current.get(name) {
+            Some(meta)
+                if meta.extensions.disable_model_invocation
+                    && (for_load || !self.state.is_loaded(name)) =>
+            {
+                Err(ToolError::new(
+                    ToolErrorKind::UnknownSkill,
+                    format!(
+                        "the skill `{name}` can only be invoked by the user (by writing ${name}). {}",
+                        self.available_hint()
+                    ),
+                ))
+            }
+            Some(meta) => Ok(meta.clone()),
+            None => Err(ToolError::new(
+                ToolErrorKind::UnknownSkill,
+                format!(
+                    "no skill is named `{}`. {}",
+                    clip(name),
+                    self.available_hint()
+                ),
+            )),
+        }
+    }
+
+    fn available_hint(&self) -> String {
+        let names: Vec<&str> = visible(&self.current).map(|m| m.name.as_str()).collect();
+        if names.is_empty() {
+            "No skills are available.".to_owned()
+        } else {
+            format!("Available skills: {}.", names.join(", "))
+        }
+    }
+
+    async fn fetch(&self, name: &str, for_load: bool) -> Result<Skill, ToolError> {
+        let meta = self.meta(name, for_load)?;
+        self.agent
+            .provider()
+            .get(meta.name.as_str())
+            .await
+            .map_err(|err| provider_error(&err, &self.available_hint()))
+    }
+
+    async fn op_load(
+        &mut self,
+        call: &ToolCall,
+        name: &str,
+        docs: Option<Vec<String>>,
+        all_docs: bool,
+    ) -> Result<Message, ToolError> {
+        let wants_docs = all_docs || docs.as_ref().is_some_and(|d| !d.is_empty());
+        if self.state.is_loaded(name) && !wants_docs {
+            self.meta(name, false)?;
+            return Ok(Message::tool_result(
+                &call.id,
+                &call.name,
+                render::already_active(name),
+            ));
+        }
+        let skill = self.fetch(name, !self.state.is_loaded(name)).await?;
+        let name = skill.name().to_owned();
+        let read_tool = self.agent.surface().read_tool();
+        let mut parts = Vec::new();
+        let mut message_meta: Option<Value> = None;
+        let already = self.state.is_loaded(&name);
+        let body = render::loaded_body(&skill, read_tool);
+        if already {
+            parts.push(render::already_active(&name));
+        } else {
+            match self.agent.config().materialization {
+                Materialization::ToolResult => parts.push(body.clone()),
+                Materialization::SystemMessage => parts.push(render::legacy_stub(&name)),
+            }
+        }
+        if wants_docs {
+            let selection = if all_docs {
+                DocSelection::All
+            } else {
+                DocSelection::Some(self.check_docs(&skill, docs.unwrap_or_default())?)
+            };
+            let previous = self.state.docs(&name).cloned();
+            let new_docs = newly_selected(&skill, previous.as_ref(), &selection);
+            for doc in &new_docs {
+                parts.push(self.read_doc(&name, doc).await?);
+            }
+            let merged = merge_selection(previous, selection, SelectMode::Add);
+            message_meta = Some(json!({"skill": name, "docs": merged.to_value()}));
+            self.events.push(Event::DocsSelected {
+                skill: name.clone(),
+                docs: selection_names(&merged),
+            });
+        }
+        let mut message = Message::tool_result(&call.id, &call.name, parts.join("\n"));
+        if let Some(value) = message_meta {
+            message = message.with_metadata(DOCS_KEY, value);
+        }
+        if !already {
+            message.tag(&SkillInjection::loaded([name.clone()]));
+            self.enforce_cap(&mut message, &name);
+            self.loaded_text.insert(name.clone(), body);
+            self.events.push(Event::SkillLoaded {
+                skill: name,
+                by_mention: false,
+            });
+        } else {
+            message = message.with_metadata(TOUCH_KEY, Value::String(name));
+        }
+        Ok(message)
+    }
+
+    fn check_docs(&self, skill: &Skill, docs: Vec<String>) -> Result<BTreeSet<String>, ToolError> {
+        if docs.len() > MAX_DOCS_PER_CALL {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "at most {MAX_DOCS_PER_CALL} docs per call ({} given)",
+                    docs.len()
+                ),
+            ));
+        }
+        let mut out = BTreeSet::new();
+        for doc in docs {
+            let path = skills_core::find_doc(skill, &doc).map_err(|err| {
+                let available = err.available().join(", ");
+                ToolError::new(
+                    ToolErrorKind::UnknownDoc,
+                    format!(
+                        "the skill `{}` has no doc `{}`. Available docs: {}.",
+                        skill.name(),
+                        clip(&doc),
+                        if available.is_empty() {
+                            "none"
+                        } else {
+                            &available
+                        }
+                    ),
+                )
+            })?;
+            out.insert(path.as_str().to_owned());
+        }
+        Ok(out)
+    }
+
+    async fn read_doc(&self, skill: &str, doc: &str) -> Result<String, ToolError> {
+        let content = self
+            .agent
+            .provider()
+            .read_resource(skill, doc, None)
+            .await
+            .map_err(|err| resource_error(&err, skill, doc))?;
+        Ok(render::skill_doc(skill, &content))
+    }
+
+    async fn op_read(
+        &mut self,
+        call: &ToolCall,
+        args: &ReadSkillFileArgs,
+    ) -> Result<Message, ToolError> {
+        let meta = self.meta(&args.skill, false)?;
+        let name = meta.name.as_str().to_owned();
+        if args.path.len() > MAX_NAME_LEN * 4 {
+            return Err(ToolError::new(
+                ToolErrorKind::Resource,
+                format!("the path `{}` is too long", clip(&args.path)),
+            ));
+        }
+        let range = match (args.start_line, args.end_line) {
+            (None, None) => None,
+            (start, end) => Some(LineRange::new(start.unwrap_or(1), end).map_err(|err| {
+                ToolError::new(
+                    ToolErrorKind::InvalidArguments,
+                    format!("bad line range: {}", err.message()),
+                )
+            })?),
+        };
+        let content = match self
+            .agent
+            .provider()
+            .read_resource(&name, &args.path, range)
+            .await
+        {
+            Ok(content) => content,
+            Err(err) => {
+                let mut error = resource_error(&err, &name, &args.path);
+                if err.kind() == ErrorKind::ResourceNotFound
+                    && err.available().is_empty()
+                    && let Ok(skill) = self.agent.provider().get(&name).await
+                {
+                    let paths = skill.resources.paths();
+                    error = ToolError::new(
+                        ToolErrorKind::Resource,
+                        format!(
+                            "{} Files of `{name}`: {}.",
+                            error.message(),
+                            if paths.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                paths.join(", ")
+                            }
+                        ),
+                    );
+                }
+                return Err(error);
+            }
+        };
+        let mut message =
+            Message::tool_result(&call.id, &call.name, render::skill_file(&name, &content));
+        if self.state.is_loaded(&name) {
+            message = message.with_metadata(TOUCH_KEY, Value::String(name));
+        }
+        Ok(message)
+    }
+
+    async fn op_select_docs(
+        &mut self,
+        call: &ToolCall,
+        args: SelectDocsArgs,
+    ) -> Result<Message, ToolError> {
+        let meta = self.meta(&args.skill, false)?;
+        let name = meta.name.as_str().to_owned();
+        if !self.state.is_loaded(&name) {
+            return Err(not_loaded(&name, self.agent.surface().load_tool()));
+        }
+        let skill = self.fetch(&name, false).await?;
+        let mode = args.mode.unwrap_or_default();
+        let previous = self.state.docs(&name).cloned();
+        let requested = if args.include_all_docs.unwrap_or(false) {
+            DocSelection::All
+        } else {
+            DocSelection::Some(self.check_docs(&skill, args.docs.unwrap_or_default())?)
+        };
+        let merged = merge_selection(previous.clone(), requested.clone(), mode);
+        let new_docs = if mode == SelectMode::Clear {
+            Vec::new()
+        } else {
+            newly_selected(&skill, previous.as_ref(), &merged)
+        };
+        let mut parts = Vec::new();
+        for doc in &new_docs {
+            parts.push(self.read_doc(&name, doc).await?);
+        }
+        let names = selection_names(&merged);
+        let summary = if names.is_empty() {
+            format!("No docs are selected for the skill \"{name}\" now.")
+        } else {
+            format!(
+                "Docs selected for the skill \"{name}\": {}.",
+                names.join(", ")
+            )
+        };
+        parts.insert(0, summary);
+        self.events.push(Event::DocsSelected {
+            skill: name.clone(),
+            docs: names,
+        });
+        Ok(Message::tool_result(&call.id, &call.name, parts.join("\n"))
+            .with_metadata(DOCS_KEY, json!({"skill": name, "docs": merged.to_value()}))
+            .with_metadata(TOUCH_KEY, Value::String(name)))
+    }
+
+    fn op_select_tools(
+        &mut self,
+        call: &ToolCall,
+        args: SelectToolsArgs,
+    ) -> Result<Message, ToolError> {
+        let meta = self.meta(&args.skill, false)?;
+        let name = meta.name.as_str().to_owned();
+        if !self.state.is_loaded(&name) {
+            return Err(not_loaded(&name, self.agent.surface().load_tool()));
+        }
+        let pool: BTreeSet<String> = self
+            .agent
+            .config()
+            .tool_pool
+            .iter()
+            .map(|t| t.name.clone())
+            .collect();
+        let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
+        if let Some(unknown) = requested.iter().find(|t| !pool.contains(*t)) {
+            let list: Vec<&str> = pool.iter().map(String::as_str).collect();
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "there is no selectable tool `{}`. Selectable tools: {}.",
+                    clip(unknown),
+                    if list.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        list.join(", ")
+                    }
+                ),
+            ));
+        }
+        let current: BTreeSet<String> = match self.state.selected_tools(&name) {
+            Some(selected) => selected.clone(),
+            None => meta
+                .declared_tools
+                .iter()
+                .filter(|t| pool.contains(*t))
+                .cloned()
+                .collect(),
+        };
+        let next: BTreeSet<String> = match args.mode.unwrap_or_default() {
+            SelectMode::Add => current.union(&requested).cloned().collect(),
+            SelectMode::Replace => requested,
+            SelectMode::Clear => BTreeSet::new(),
+        };
+        let list: Vec<String> = next.iter().cloned().collect();
+        self.events.push(Event::ToolsSelected {
+            skill: name.clone(),
+            tools: list.clone(),
+        });
+        Ok(
+            Message::tool_result(&call.id, &call.name, render::tools_selected(&name, &list))
+                .with_metadata(TOOLS_KEY, json!({"skill": name, "tools": list}))
+                .with_metadata(TOUCH_KEY, Value::String(name)),
+        )
+    }
+
+    async fn op_search(&mut self, call: &ToolCall, args: SearchArgs) -> Result<Message, ToolError> {
+        if args.query.len() > MAX_QUERY_LEN {
+            return Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!(
+                    "the query is too long ({} bytes; at most {MAX_QUERY_LEN})",
+                    args.query.len()
+                ),
+            ));
+        }
+        let limit = args.limit.unwrap_or(5).clamp(1, MAX_SEARCH_LIMIT);
+        let index = self.search_index().await?;
+        let hits: Vec<(String, String, f64)> = index
+            .search(&args.query, limit)
+            .into_iter()
+            .filter_map(|hit| {
+                self.current
+                    .get(&hit.name)
+                    .filter(|m| !m.extensions.disable_model_invocation)
+                    .map(|m| (hit.name.clone(), m.description.clone(), hit.score))
+            })
+            .collect();
+        let text = render::search_results(&args.query, &hits, self.agent.surface().load_tool());
+        Ok(Message::tool_result(&call.id, &call.name, text))
+    }
+
+    /// The search index for the current catalog, built on first use and
+    /// shared by the agent's sessions.
+    async fn search_index(&self) -> Result<Arc<SearchIndex>, ToolError> {
+        let fingerprint = self.current.fingerprint();
+        if let Ok(guard) = self.agent.inner.search_index.lock()
+            && let Some((fp, index)) = guard.as_ref()
+            && *fp == fingerprint
+        {
+            return Ok(Arc::clone(index));
+        }
+        let provider = self.agent.provider();
+        let mut documents = Vec::new();
+        for meta in self.current.entries() {
+            let document = match provider.get(meta.name.as_str()).await {
+                Ok(skill) => {
+                    let mut document = SearchDocument::from_skill(&skill);
+                    for doc in skills_core::list_docs(&skill) {
+                        if let Ok(content) = provider
+                            .read_resource(skill.name(), doc.as_str(), None)
+                            .await
+                        {
+                            let mut text = content.text;
+                            if text.len() > SEARCH_REFERENCE_BYTES {
+                                let mut cut = SEARCH_REFERENCE_BYTES;
+                                while !text.is_char_boundary(cut) {
+                                    cut -= 1;
+                                }
+                                text.truncate(cut);
+                            }
+                            document = document.with_reference(doc.as_str(), text);
+                        }
+                    }
+                    document
+                }
+                Err(_) => SearchDocument::from_metadata(meta),
+            };
+            documents.push(document);
+        }
+        let index = Arc::new(SearchIndex::build(documents));
+        if let Ok(mut guard) = self.agent.inner.search_index.lock() {
+            *guard = Some((fingerprint, Arc::clone(&index)));
+        }
+        Ok(index)
+    }
+}
+
+fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {
+    catalog
+        .entries()
+        .iter()
+        .filter(|m| !m.extensions.disable_model_invocation)
+}
+
+fn join_nonempty(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_owned(),
+        (_, true) => a.to_owned(),
+        _ => format!("{a}\n\n{b}"),
+    }
+}
+
+fn apply_delta_metadata(announced: &mut BTreeMap<String, String>, message: &Message) {
+    let Some(Value::Object(map)) = message.metadata.get(CATALOG_DELTA_KEY) else {
+        return;
+    };
+    for key in ["added", "changed"] {
+        for pair in map.get(key).and_then(Value::as_array).into_iter().flatten() {
+            if let (Some(name), Some(description)) = (
+                pair.get(0).and_then(Value::as_str),
+                pair.get(1).and_then(Value::as_str),
+            ) {
+                announced.insert(name.to_owned(), description.to_owned());
+            }
+        }
+    }
+    for name in map
+        .get("removed")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+    {
+        announced.remove(name);
+    }
+}
+
+fn not_loaded(name: &str, load_tool: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::NotLoaded,
+        format!("the skill `{name}` is not loaded; call `{load_tool}` with it first"),
+    )
+}
+
+fn provider_error(err: &Error, hint: &str) -> ToolError {
+    match err.kind() {
+        ErrorKind::SkillNotFound => ToolError::new(
+            ToolErrorKind::UnknownSkill,
+            format!("{} {hint}", err.message()),
+        ),
+        _ => ToolError::new(
+            ToolErrorKind::Provider,
+            format!("the skill could not be read: {}", err.message()),
+        ),
+    }
+}
+
+fn resource_error(err: &Error, skill: &str, path: &str) -> ToolError {
+    let mut message = match err.kind() {
+        ErrorKind::InvalidPath => format!(
+            "`{}` is not a valid path inside the skill `{skill}`: {}",
+            clip(path),
+            err.message()
+        ),
+        ErrorKind::Binary => format!("`{}` is a binary file and cannot be shown", clip(path)),
+        ErrorKind::TooLarge => format!("`{}` is too large to read: {}", clip(path), err.message()),
+        ErrorKind::InvalidRange => format!("bad line range: {}", err.message()),
+        ErrorKind::SkillNotFound => format!("no skill is named `{skill}`"),
+        _ => err.message().to_owned(),
+    };
+    if !err.available().is_empty() {
+        message.push_str(&format!(" Available: {}.", err.available().join(", ")));
+    }
+    let kind = if err.kind() == ErrorKind::InvalidRange {
+        ToolErrorKind::InvalidArguments
+    } else {
+        ToolErrorKind::Resource
+    };
+    ToolError::new(kind, message)
+}
+
+/// Docs in `next` that `previous` did not select, in path order.
+fn newly_selected(
+    skill: &Skill,
+    previous: Option<&DocSelection>,
+    next: &DocSelection,
+) -> Vec<String> {
+    let candidates: Vec<String> = match next {
+        DocSelection::All => skills_core::list_docs(skill)
+            .into_iter()
+            .map(|d| d.as_str().to_owned())
+            .collect(),
+        DocSelection::Some(docs) => docs.iter().cloned().collect(),
+    };
+    candidates
+        .into_iter()
+        .filter(|d| !previous.is_some_and(|p| p.contains(d)))
+        .collect()
+}
+
+fn merge_selection(
+    previous: Option<DocSelection>,
+    requested: DocSelection,
+    mode: SelectMode,
+) -> DocSelection {
+    match (mode, previous, requested) {
+        (SelectMode::Clear, _, _) => DocSelection::Some(BTreeSet::new()),
+        (SelectMode::Replace, _, requested) => requested,
+        (SelectMode::Add, _, DocSelection::All) | (SelectMode::Add, Some(DocSelection::All), _) => {
+            DocSelection::All
+        }
+        (SelectMode::Add, Some(DocSelection::Some(mut old)), DocSelection::Some(new)) => {
+            old.extend(new);
+            DocSelection::Some(old)
+        }
+        (SelectMode::Add, None, requested) => requested,
+    }
+}
+
+fn selection_names(selection: &DocSelection) -> Vec<String> {
+    match selection {
+        DocSelection::All => vec!["*".to_owned()],
+        DocSelection::Some(docs) => docs.iter().cloned().collect(),
+    }
+}
+
+/// The longest prefix of `text`, cut at a line end when possible, that
+/// `count` says fits in `tokens`.
+fn prefix_within(text: &str, tokens: usize, count: fn(&str) -> usize) -> &str {
+    if count(text) <= tokens {
+        return text;
+    }
+    let (mut lo, mut hi) = (0usize, text.len());
+    while lo < hi {
+        let mut mid = lo + (hi - lo).div_ceil(2);
+        while !text.is_char_boundary(mid) {
+            mid -= 1;
+        }
+        if mid <= lo {
+            break;
+        }
+        if count(&text[..mid]) <= tokens {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+            while !text.is_char_boundary(hi) {
+                hi -= 1;
+            }
+        }
+    }
+    let cut = &text[..lo];
+    match cut.rfind('\n') {
+        Some(nl) if nl > 0 => &cut[..nl],
+        _ => cut,
+    }
+}

@@ -1,0 +1,351 @@
+//! Tool surfaces: presets of tool names over one set of operations
+//! (DESIGN.md §4; F-DIS-4..8, F-DIS-12).
+//!
+//! | operation | default (Helix) | trpc | Eino |
+//! |---|---|---|---|
+//! | list | – | `skill_list` | – |
+//! | load | `load_skill` | `skill_load` | `skill` (configurable) |
+//! | read a file | `read_skill_file` | – | – |
+//! | list / select docs | – | `skill_list_docs` / `skill_select_docs` | – |
+//! | list / select tools | – | `skill_list_tools` / `skill_select_tools` | – |
+//! | search | `search_skills` when enabled, in every preset | | |
+
+use std::fmt;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::tool::ToolSpec;
+
+/// Replaces a tool description (Eino's hook). Gets the rendered catalog (""
+/// when the catalog is not in the description) and the default description.
+pub type DescriptionHook = Arc<dyn Fn(&str, &str) -> String + Send + Sync>;
+
+/// Options of the Eino preset (F-DIS-7).
+#[derive(Clone)]
+pub struct EinoOptions {
+    /// The single tool's name (default `skill`).
+    pub tool_name: String,
+    /// Whether the catalog goes into the tool's description instead of the
+    /// system prompt (default `true`, as in Eino).
+    pub catalog_in_description: bool,
+    /// Replaces the tool description.
+    pub description_hook: Option<DescriptionHook>,
+}
+
+impl Default for EinoOptions {
+    fn default() -> Self {
+        Self {
+            tool_name: "skill".to_owned(),
+            catalog_in_description: true,
+            description_hook: None,
+        }
+    }
+}
+
+impl fmt::Debug for EinoOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EinoOptions")
+            .field("tool_name", &self.tool_name)
+            .field("catalog_in_description", &self.catalog_in_description)
+            .field("description_hook", &self.description_hook.is_some())
+            .finish()
+    }
+}
+
+impl EinoOptions {
+    /// Names the single tool.
+    #[must_use]
+    pub fn with_tool_name(mut self, name: impl Into<String>) -> Self {
+        self.tool_name = name.into();
+        self
+    }
+
+    /// Puts the catalog into the tool description (`true`) or the system
+    /// prompt (`false`).
+    #[must_use]
+    pub fn with_catalog_in_description(mut self, yes: bool) -> Self {
+        self.catalog_in_description = yes;
+        self
+    }
+
+    /// Replaces the tool description.
+    #[must_use]
+    pub fn with_description_hook(mut self, hook: DescriptionHook) -> Self {
+        self.description_hook = Some(hook);
+        self
+    }
+}
+
+/// A tool-surface preset.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum Surface {
+    /// `load_skill` and `read_skill_file` (the Helix names).
+    #[default]
+    Default,
+    /// trpc-agent's six tools: `skill_list`, `skill_load`, `skill_list_docs`,
+    /// `skill_select_docs`, `skill_list_tools`, `skill_select_tools`.
+    Trpc,
+    /// Eino's single tool.
+    Eino(EinoOptions),
+}
+
+/// One skill operation; every preset tool maps to one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Operation {
+    List,
+    Load,
+    Read,
+    ListDocs,
+    SelectDocs,
+    ListTools,
+    SelectTools,
+    Search,
+}
+
+/// The `search_skills` tool name (every preset).
+pub const SEARCH_TOOL: &str = "search_skills";
+
+impl Surface {
+    /// The tools of this preset with their operations, sorted by name.
+    pub(crate) fn tools(&self, search: bool) -> Vec<(String, Operation)> {
+        let mut out: Vec<(String, Operation)> = match self {
+            Self::Default => vec![
+                ("load_skill".to_owned(), Operation::Load),
+                ("read_skill_file".to_owned(), Operation::Read),
+            ],
+            Self::Trpc => vec![
+                ("skill_list".to_owned(), Operation::List),
+                ("skill_list_docs".to_owned(), Operation::ListDocs),
+                ("skill_list_tools".to_owned(), Operation::ListTools),
+                ("skill_load".to_owned(), Operation::Load),
+                ("skill_select_docs".to_owned(), Operation::SelectDocs),
+                ("skill_select_tools".to_owned(), Operation::SelectTools),
+            ],
+            Self::Eino(options) => vec![(options.tool_name.clone(), Operation::Load)],
+        };
+        if search {
+            out.push((SEARCH_TOOL.to_owned(), Operation::Search));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
+    /// The operation behind `tool`, if it is one of this preset's tools.
+    pub(crate) fn operation(&self, tool: &str, search: bool) -> Option<Operation> {
+        self.tools(search)
+            .into_iter()
+            .find(|(name, _)| name == tool)
+            .map(|(_, op)| op)
+    }
+
+    /// The name of the load tool.
+    pub fn load_tool(&self) -> &str {
+        match self {
+            Self::Default => "load_skill",
+            Self::Trpc => "skill_load",
+            Self::Eino(options) => &options.tool_name,
+        }
+    }
+
+    /// The name of the argument that names the skill in the load tool.
+    pub fn load_argument(&self) -> &'static str {
+        match self {
+            Self::Default => "name",
+            Self::Trpc | Self::Eino(_) => "skill",
+        }
+    }
+
+    /// The name of the tool that reads files or docs, if the preset has one.
+    pub fn read_tool(&self) -> Option<&'static str> {
+        match self {
+            Self::Default => Some("read_skill_file"),
+            Self::Trpc => Some("skill_select_docs"),
+            Self::Eino(_) => None,
+        }
+    }
+}
+
+/// Every tool name a surface reserves (sorted).
+pub(crate) fn surface_tool_names(surface: &Surface, search: bool) -> Vec<String> {
+    surface.tools(search).into_iter().map(|(n, _)| n).collect()
+}
+
+/// Arguments of `load_skill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct LoadSkillArgs {
+    /// The skill's name, exactly as listed.
+    pub name: String,
+}
+
+/// Arguments of `read_skill_file`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadSkillFileArgs {
+    /// The skill's name.
+    pub skill: String,
+    /// The file's path relative to the skill folder, e.g. `references/api.md`.
+    pub path: String,
+    /// First line to return (1-based).
+    #[serde(default)]
+    pub start_line: Option<usize>,
+    /// Last line to return (inclusive).
+    #[serde(default)]
+    pub end_line: Option<usize>,
+}
+
+/// Arguments of `skill_load`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SkillLoadArgs {
+    /// The skill's name.
+    pub skill: String,
+    /// Docs to include with the body (file names as `skill_list_docs` shows them).
+    #[serde(default)]
+    pub docs: Option<Vec<String>>,
+    /// Include every doc (prefer naming the ones you need).
+    #[serde(default)]
+    pub include_all_docs: Option<bool>,
+}
+
+/// Arguments naming one skill (`skill_list_docs`, `skill_list_tools`, Eino's tool).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SkillArgs {
+    /// The skill's name.
+    pub skill: String,
+}
+
+/// How a selection changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SelectMode {
+    /// Add to the current selection.
+    #[default]
+    Add,
+    /// Replace the current selection.
+    Replace,
+    /// Clear the selection.
+    Clear,
+}
+
+/// Arguments of `skill_select_docs`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SelectDocsArgs {
+    /// The skill's name.
+    pub skill: String,
+    /// Doc names to add or to replace the selection with.
+    #[serde(default)]
+    pub docs: Option<Vec<String>>,
+    /// Select every doc.
+    #[serde(default)]
+    pub include_all_docs: Option<bool>,
+    /// `add` (default), `replace` or `clear`.
+    #[serde(default)]
+    pub mode: Option<SelectMode>,
+}
+
+/// Arguments of `skill_select_tools`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SelectToolsArgs {
+    /// The skill's name.
+    pub skill: String,
+    /// Tool names to add or to replace the selection with.
+    #[serde(default)]
+    pub tools: Option<Vec<String>>,
+    /// `add` (default), `replace` or `clear`.
+    #[serde(default)]
+    pub mode: Option<SelectMode>,
+}
+
+/// Arguments of `skill_list` (none).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// Arguments of `search_skills`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SearchArgs {
+    /// Words describing the task.
+    pub query: String,
+    /// Most results to return (default 5, at most 20).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// The spec of one preset tool. `catalog` is the rendered catalog for an Eino
+/// tool that carries it in its description.
+pub(crate) fn tool_spec(surface: &Surface, name: &str, op: Operation, catalog: &str) -> ToolSpec {
+    match (surface, op) {
+        (Surface::Eino(options), Operation::Load) => {
+            let default = if catalog.is_empty() {
+                "Loads a skill's instructions by name. Skills are listed in the system prompt."
+                    .to_owned()
+            } else {
+                format!(
+                    "Loads a skill's instructions by name. Call it when a task matches one of \
+                     these skills:\n{catalog}"
+                )
+            };
+            let description = match &options.description_hook {
+                Some(hook) => hook(catalog, &default),
+                None => default,
+            };
+            ToolSpec::for_args::<SkillArgs>(name, description)
+        }
+        (Surface::Trpc, Operation::Load) => ToolSpec::for_args::<SkillLoadArgs>(
+            name,
+            "Loads a skill's instructions, optionally with some of its docs.",
+        ),
+        (_, Operation::Load) => {
+            ToolSpec::for_args::<LoadSkillArgs>(name, "Loads a skill's full instructions by name.")
+        }
+        (_, Operation::Read) => ToolSpec::for_args::<ReadSkillFileArgs>(
+            name,
+            "Reads a file that belongs to a loaded skill, optionally a line range.",
+        ),
+        (_, Operation::List) => ToolSpec::for_args::<NoArgs>(name, "Lists the available skills."),
+        (_, Operation::ListDocs) => {
+            ToolSpec::for_args::<SkillArgs>(name, "Lists the docs a skill bundles.")
+        }
+        (_, Operation::SelectDocs) => ToolSpec::for_args::<SelectDocsArgs>(
+            name,
+            "Adds, replaces or clears the docs selected for a loaded skill; returns the newly \
+             selected docs.",
+        ),
+        (_, Operation::ListTools) => ToolSpec::for_args::<SkillArgs>(
+            name,
+            "Lists the tools a skill declares and which of them are selected.",
+        ),
+        (_, Operation::SelectTools) => ToolSpec::for_args::<SelectToolsArgs>(
+            name,
+            "Adds, replaces or clears the tools selected for a loaded skill.",
+        ),
+        (_, Operation::Search) => ToolSpec::for_args::<SearchArgs>(
+            name,
+            "Searches the skill library by keywords; returns matching skills to load.",
+        ),
+    }
+}
+
+/// A short description of the arguments of `op`, for error messages.
+pub(crate) fn expected_args(surface: &Surface, op: Operation) -> &'static str {
+    match (surface, op) {
+        (Surface::Default, Operation::Load) => r#"{"name": string}"#,
+        (Surface::Trpc, Operation::Load) => {
+            r#"{"skill": string, "docs"?: [string], "include_all_docs"?: bool}"#
+        }
+        (_, Operation::Load) | (_, Operation::ListDocs) | (_, Operation::ListTools) => {
+            r#"{"skill": string}"#
+        }
+        (_, Operation::Read) => {
+            r#"{"skill": string, "path": string, "start_line"?: integer, "end_line"?: integer}"#
+        }
+        (_, Operation::List) => "{}",
+        (_, Operation::SelectDocs) => {
+            r#"{"skill": string, "docs"?: [string], "include_all_docs"?: bool, "mode"?: "add"|"replace"|"clear"}"#
+        }
+        (_, Operation::SelectTools) => {
+            r#"{"skill": string, "tools"?: [string], "mode"?: "add"|"replace"|"clear"}"#
+        }
+        (_, Operation::Search) => r#"{"query": string, "limit"?: integer}"#,
+    }
+}

@@ -1,0 +1,247 @@
+//! Tool specifications and the errors a tool call can produce.
+//!
+//! Argument schemas come from `schemars`: every skill tool has an argument
+//! struct deriving `JsonSchema`, so the schema the model sees and the parser
+//! that checks its call can never disagree.
+
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The longest tool argument string echoed back in an error message.
+const ECHO_LIMIT: usize = 80;
+
+/// A tool as the model sees it: name, description and a JSON Schema for the
+/// arguments.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The tool's name (`[A-Za-z0-9_-]{1,64}`).
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+impl ToolSpec {
+    /// A tool spec with an explicit schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, parameters: Value) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
+
+    /// A tool spec whose schema is derived from the argument type `A`.
+    pub fn for_args<A: JsonSchema>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        Self::new(name, description, schema_for::<A>())
+    }
+}
+
+/// The JSON Schema of `A`, without the `$schema` and `title` noise that
+/// providers ignore (and that would cost tokens on every request).
+pub fn schema_for<A: JsonSchema>() -> Value {
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<A>();
+    let mut value = schema.to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        map.remove("title");
+    }
+    value
+}
+
+/// Whether `name` is a valid tool name for the common providers
+/// (`^[A-Za-z0-9_-]{1,64}$`).
+pub fn is_valid_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What went wrong in a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolErrorKind {
+    /// The arguments did not match the tool's schema.
+    InvalidArguments,
+    /// No skill has that name (or the model may not invoke it).
+    UnknownSkill,
+    /// The skill has no doc with that name.
+    UnknownDoc,
+    /// No tool has that name, or the tool is not exposed right now.
+    UnknownTool,
+    /// The operation needs the skill to be loaded first.
+    NotLoaded,
+    /// Reading a resource failed (missing, binary, too large, bad path).
+    Resource,
+    /// The skill provider failed.
+    Provider,
+}
+
+impl ToolErrorKind {
+    /// A stable kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArguments => "invalid-arguments",
+            Self::UnknownSkill => "unknown-skill",
+            Self::UnknownDoc => "unknown-doc",
+            Self::UnknownTool => "unknown-tool",
+            Self::NotLoaded => "not-loaded",
+            Self::Resource => "resource",
+            Self::Provider => "provider",
+        }
+    }
+}
+
+impl fmt::Display for ToolErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool call that failed. Its message is written for the model: it says
+/// what was wrong and what is available, so the model can correct itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolError {
+    kind: ToolErrorKind,
+    message: String,
+}
+
+impl ToolError {
+    /// A tool error.
+    pub fn new(kind: ToolErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> ToolErrorKind {
+        self.kind
+    }
+
+    /// The message for the model.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// Parses a tool call's arguments into `A`, turning every mismatch into an
+/// [`ToolErrorKind::InvalidArguments`] error that repeats the expected shape.
+///
+/// A `null` or absent arguments value counts as `{}`; a JSON string holding
+/// an object (some models double-encode) is decoded first.
+pub fn parse_args<A: DeserializeOwned>(
+    tool: &str,
+    arguments: &Value,
+    expected: &str,
+) -> Result<A, ToolError> {
+    let decoded;
+    let value = match arguments {
+        Value::Null => {
+            decoded = Value::Object(serde_json::Map::new());
+            &decoded
+        }
+        Value::String(text) if text.trim_start().starts_with('{') => {
+            match serde_json::from_str::<Value>(text) {
+                Ok(inner) => {
+                    decoded = inner;
+                    &decoded
+                }
+                Err(_) => arguments,
+            }
+        }
+        other => other,
+    };
+    A::deserialize(value).map_err(|err| {
+        ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!(
+                "invalid arguments for `{tool}`: {}. Expected {expected}.",
+                clip(&err.to_string())
+            ),
+        )
+    })
+}
+
+/// `text` cut to a short, single-line excerpt for error messages, so a huge
+/// or multi-line argument never floods the transcript.
+pub fn clip(text: &str) -> String {
+    let one_line: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let count = one_line.chars().count();
+    if count <= ECHO_LIMIT {
+        one_line
+    } else {
+        let head: String = one_line.chars().take(ECHO_LIMIT).collect();
+        format!("{head}… ({count} characters)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    struct Args {
+        /// The name.
+        name: String,
+    }
+
+    #[test]
+    fn schema_has_no_noise() {
+        let schema = schema_for::<Args>();
+        assert!(schema.get("$schema").is_none());
+        assert_eq!(schema["properties"]["name"]["type"], "string");
+        assert_eq!(schema["required"][0], "name");
+    }
+
+    #[test]
+    fn parse_args_reports_shape() {
+        let err = parse_args::<Args>("t", &serde_json::json!({"name": 3}), "{\"name\": string}")
+            .expect_err("wrong type");
+        assert_eq!(err.kind(), ToolErrorKind::InvalidArguments);
+        assert!(err.message().contains("Expected {\"name\": string}"));
+        let ok: Args =
+            parse_args("t", &Value::String("{\"name\":\"a\"}".into()), "").expect("double-encoded");
+        assert_eq!(ok.name, "a");
+    }
+
+    #[test]
+    fn clip_bounds_huge_input() {
+        let huge = "x".repeat(100_000);
+        assert!(clip(&huge).len() < 200);
+        assert_eq!(clip("a\nb"), "a b");
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(is_valid_tool_name("load_skill"));
+        assert!(!is_valid_tool_name(""));
+        assert!(!is_valid_tool_name("a b"));
+        assert!(!is_valid_tool_name(&"a".repeat(65)));
+    }
+}
