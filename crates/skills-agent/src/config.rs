@@ -334,9 +334,21 @@ impl AgentBuilder {
             (Profile::KnowledgeOnly, _) => Vec::new(),
         };
         let search = self.search || matches!(self.catalog, CatalogMode::OnDemand);
-        let reserved: BTreeSet<String> = surface_tool_names(&self.surface, search)
-            .into_iter()
-            .collect();
+        let surface_names = surface_tool_names(&self.surface, search);
+        // Only the Eino preset's name is configurable; it must be a valid
+        // name and must not collide with `search_skills`.
+        if let Some(name) = surface_names.iter().find(|n| !is_valid_tool_name(n)) {
+            return Err(BuildError::new(format!(
+                "skill tool name {name:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)"
+            )));
+        }
+        if let Some(pair) = surface_names.windows(2).find(|pair| pair[0] == pair[1]) {
+            return Err(BuildError::new(format!(
+                "skill tool `{}` is defined twice; give the Eino tool another name",
+                pair[0]
+            )));
+        }
+        let reserved: BTreeSet<String> = surface_names.into_iter().collect();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
         let groups = [
             ("user tool", &self.tools),

@@ -37,14 +37,24 @@ pub fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
                 let _ = write!(
                     out,
                     "\nTo read one of these files, call `read_skill_file` with skill=\"{name}\" \
-                     and its path. Running scripts is not part of loading a skill."
+                     and its path. This reads files only; it does not run scripts."
                 );
             }
             Some(tool) => {
-                let _ = write!(
-                    out,
-                    "\nTo read one of these docs, call `{tool}` with skill=\"{name}\"."
-                );
+                // Only docs can be read this way (not scripts or assets), so
+                // name them rather than calling every listed file a doc.
+                let docs: Vec<String> = skills_core::list_docs(skill)
+                    .iter()
+                    .map(|d| attr(d.as_str()))
+                    .collect();
+                if !docs.is_empty() {
+                    let _ = write!(
+                        out,
+                        "\nTo read its docs ({}), call `{tool}` with skill=\"{name}\" and their \
+                         paths in `docs`.",
+                        docs.join(", ")
+                    );
+                }
             }
             None => {}
         }
@@ -74,6 +84,15 @@ pub fn mention_injection(skill: &Skill, read_tool: Option<&str>) -> String {
         "The user invoked the skill \"{}\". Follow its instructions:\n{}",
         attr(skill.name()),
         loaded_body(skill, read_tool)
+    )
+}
+
+/// The message injected for a `$name` mention in the legacy mode (the body
+/// is in the system block).
+pub fn mention_stub(name: &str) -> String {
+    format!(
+        "The user invoked the skill \"{}\". Its instructions are in the system prompt; follow them.",
+        attr(name)
     )
 }
 
@@ -199,10 +218,11 @@ pub fn search_results(query: &str, hits: &[(String, String, f64)], load_tool: &s
         );
     }
     let mut out = String::from("<search_results>\n");
-    for (name, description, score) in hits {
+    // Best match first; raw scores mean nothing to the model, so they stay out.
+    for (name, description, _score) in hits {
         let _ = writeln!(
             out,
-            "<skill name=\"{}\" score=\"{score:.2}\">{}</skill>",
+            "<skill name=\"{}\">{}</skill>",
             attr(name),
             attr(description)
         );

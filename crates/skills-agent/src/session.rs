@@ -98,6 +98,8 @@ pub enum ReleaseReason {
     Cap,
     /// A compaction dropped or shortened its body.
     Compaction,
+    /// The skill was removed from the library (announced by a delta).
+    Removed,
 }
 
 /// What changed in the skill set since the catalog was pinned.
@@ -338,7 +340,11 @@ impl Session {
             };
             let read_tool = self.agent.surface().read_tool();
             let text = render::loaded_body(&skill, read_tool);
-            let mut injected = Message::user(render::mention_injection(&skill, read_tool))
+            let injected_text = match self.agent.config().materialization {
+                Materialization::ToolResult => render::mention_injection(&skill, read_tool),
+                Materialization::SystemMessage => render::mention_stub(&name),
+            };
+            let mut injected = Message::user(injected_text)
                 .with_metadata(MENTION_KEY, Value::String(name.clone()))
                 .tagged(&SkillInjection::loaded([name.clone()]));
             self.enforce_cap(&mut injected, &name);
@@ -465,13 +471,25 @@ impl Session {
             return Ok(None);
         }
         if matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
-            let text = render::catalog_delta(&delta.added, &delta.changed, &delta.removed);
-            let metadata = json!({
-                "added": delta.added.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
-                "changed": delta.changed.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
-                "removed": delta.removed,
-            });
-            let message = Message::system(text).with_metadata(CATALOG_DELTA_KEY, metadata);
+            let mut message = delta_message(&delta);
+            // A removed skill stops counting as loaded: compaction will not
+            // re-attach it and a later load reports it unknown.
+            let gone: Vec<String> = delta
+                .removed
+                .iter()
+                .filter(|name| self.state.is_loaded(name))
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                message.tag(&SkillInjection::released(gone.clone()));
+                for skill in gone {
+                    self.loaded_text.remove(&skill);
+                    self.events.push(Event::SkillReleased {
+                        skill,
+                        reason: ReleaseReason::Removed,
+                    });
+                }
+            }
             apply_delta_metadata(&mut self.announced, &message);
             self.push(message);
         } else {
@@ -479,6 +497,34 @@ impl Session {
         }
         self.events.push(Event::CatalogChanged(delta.clone()));
         Ok(Some(delta))
+    }
+
+    /// A notice of everything announced since the catalog was pinned (the
+    /// difference between the pinned catalog and what the model was told), or
+    /// `None` when nothing changed or the catalog is not in the prompt.
+    fn delta_since_pinned(&self) -> Option<Message> {
+        if !matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
+            return None;
+        }
+        let pinned: BTreeMap<&str, &str> = visible(&self.pinned)
+            .map(|m| (m.name.as_str(), m.description.as_str()))
+            .collect();
+        let mut delta = CatalogDelta::default();
+        for (name, description) in &self.announced {
+            match pinned.get(name.as_str()) {
+                None => delta.added.push((name.clone(), description.clone())),
+                Some(old) if old != description => {
+                    delta.changed.push((name.clone(), description.clone()));
+                }
+                Some(_) => {}
+            }
+        }
+        delta.removed = pinned
+            .keys()
+            .filter(|name| !self.announced.contains_key(**name))
+            .map(|name| (*name).to_owned())
+            .collect();
+        (!delta.is_empty()).then(|| delta_message(&delta))
     }
 
     // ----- requests ------------------------------------------------------
@@ -530,15 +576,24 @@ impl Session {
         out
     }
 
-    /// The tools of the next request, sorted by name.
+    /// The tools of the next request, sorted by name. With no skill the model
+    /// can see, the skill tools are left out.
     pub fn tools(&self) -> Vec<ToolSpec> {
         let config = self.agent.config();
         let surface = &config.surface;
-        let mut tools: Vec<ToolSpec> = surface
-            .tools(self.agent.has_search())
-            .into_iter()
-            .map(|(name, op)| tool_spec(surface, &name, op, &self.catalog_text))
-            .collect();
+        // No skills, no skill tools (F-AGT-1: skills are a no-op when none
+        // are configured). They appear with the first announced skill.
+        let skills_on =
+            !self.announced.is_empty() || matches!(config.catalog, CatalogMode::OnDemand);
+        let mut tools: Vec<ToolSpec> = if skills_on {
+            surface
+                .tools(self.agent.has_search())
+                .into_iter()
+                .map(|(name, op)| tool_spec(surface, &name, op, &self.catalog_text))
+                .collect()
+        } else {
+            Vec::new()
+        };
         tools.extend(config.tools.iter().cloned());
         tools.extend(self.agent.inner.executor_tools.iter().cloned());
         let exposed = self.exposed_pool();
@@ -588,6 +643,39 @@ impl Session {
     /// The dynamic system block: legacy bodies, or the fallback for loaded
     /// skills whose loading message is out of view.
     fn dynamic_block(&self, start: usize) -> Option<String> {
+        let skills = self.loaded_block(start);
+        // A delta notice that fell out of view (history limit) is restated,
+        // so the model never works from a stale catalog.
+        // (A compaction restates every change after its summary, so only a
+        // notice newer than the last compaction can be missing.)
+        let last_compaction = self
+            .transcript
+            .iter()
+            .rposition(|m| m.has_metadata(COMPACTION_KEY));
+        let delta_hidden = self
+            .transcript
+            .get(..start)
+            .and_then(|hidden| {
+                hidden
+                    .iter()
+                    .rposition(|m| m.has_metadata(CATALOG_DELTA_KEY))
+            })
+            .is_some_and(|at| last_compaction.is_none_or(|c| c < at));
+        let delta = if delta_hidden {
+            self.delta_since_pinned().map(|m| m.content)
+        } else {
+            None
+        };
+        match (skills, delta) {
+            (None, None) => None,
+            (Some(text), None) | (None, Some(text)) => Some(text),
+            (Some(skills), Some(delta)) => Some(format!("{skills}\n\n{delta}")),
+        }
+    }
+
+    /// Legacy bodies, or the fallback for loaded skills whose loading message
+    /// is out of view.
+    fn loaded_block(&self, start: usize) -> Option<String> {
         let order: Vec<&str> = self.state.in_use_order().collect();
         match self.agent.config().materialization {
             Materialization::SystemMessage => {
@@ -611,7 +699,8 @@ impl Session {
     // ----- compaction ----------------------------------------------------
 
     /// Compacts the history: appends a summary that starts the request view,
-    /// then re-attaches the loaded bodies newest first within the agent's
+    /// re-announces the catalog changes announced so far (they are out of
+    /// view now), then re-attaches the loaded bodies newest first within the agent's
     /// budget (F-DIS-13). Bodies over the per-skill budget are shortened and
     /// released (a new load returns them whole); bodies over the total are
     /// dropped and released. Nothing before the summary is deleted.
@@ -621,8 +710,13 @@ impl Session {
         let count = config.token_counter;
         let mut report = CompactionReport::default();
         let mut bodies = Vec::new();
-        let newest_first: Vec<String> =
-            self.state.in_use_order().rev().map(str::to_owned).collect();
+        // In the legacy mode the bodies are in the system block already.
+        let newest_first: Vec<String> = match config.materialization {
+            Materialization::ToolResult => {
+                self.state.in_use_order().rev().map(str::to_owned).collect()
+            }
+            Materialization::SystemMessage => Vec::new(),
+        };
         for name in newest_first {
             let Some(text) = self.loaded_text.get(&name) else {
                 report.dropped.push(name);
@@ -651,6 +745,11 @@ impl Session {
         let summary_message = Message::system(render::compaction_summary(&summary.into()))
             .with_metadata(COMPACTION_KEY, Value::Bool(true));
         self.push(summary_message);
+        // The deltas announced so far are now out of view, while the prompt
+        // still shows the pinned catalog: announce the whole difference again.
+        if let Some(notice) = self.delta_since_pinned() {
+            self.push(notice);
+        }
         let released: Vec<String> = report
             .truncated
             .iter()
@@ -664,7 +763,11 @@ impl Session {
                 &report.dropped,
             ));
             if !report.reattached.is_empty() {
-                message.tag(&SkillInjection::loaded(report.reattached.clone()));
+                // Oldest first, so the replayed most-recently-used order (which
+                // the loaded-skill cap follows) stays as it was.
+                message.tag(&SkillInjection::loaded(
+                    report.reattached.iter().rev().cloned(),
+                ));
             }
             if !released.is_empty() {
                 message.tag(&SkillInjection::released(released.clone()));
@@ -724,14 +827,17 @@ impl Session {
             return Dispatch::External;
         }
         let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
-            let declaring: Vec<&str> = self
-                .current
-                .entries()
-                .iter()
+            let declaring: Vec<&str> = visible(&self.current)
                 .filter(|m| m.declared_tools.contains(&call.name))
                 .map(|m| m.name.as_str())
                 .collect();
-            if declaring.is_empty() {
+            if declaring.is_empty() && matches!(self.agent.surface(), Surface::Trpc) {
+                format!(
+                    "Error: the tool `{}` is not active. No skill declares it; select it for a \
+                     loaded skill with `skill_select_tools` if the task needs it.",
+                    call.name
+                )
+            } else if declaring.is_empty() {
                 format!(
                     "Error: the tool `{}` is not active. No skill declares it; ask the user \
                      whether to enable it.",
@@ -827,7 +933,7 @@ impl Session {
                     .collect();
                 let selected = self.state.selected_tools(meta.name.as_str());
                 let loaded = self.state.is_loaded(meta.name.as_str());
-                let tools: Vec<(String, bool, bool)> = meta
+                let mut tools: Vec<(String, bool, bool)> = meta
                     .declared_tools
                     .iter()
                     .map(|t| {
@@ -836,6 +942,15 @@ impl Session {
                         (t.clone(), available, on)
                     })
                     .collect();
+                // Pool tools selected with `skill_select_tools` that the skill
+                // does not declare are selected too; list them after.
+                if loaded && let Some(selected) = selected {
+                    for extra in selected {
+                        if !meta.declared_tools.contains(extra) {
+                            tools.push((extra.clone(), pool.contains(extra.as_str()), true));
+                        }
+                    }
+                }
                 let name = meta.name.as_str().to_owned();
                 Ok(Message::tool_result(
                     &call.id,
@@ -921,11 +1036,12 @@ impl Session {
         let wants_docs = all_docs || docs.as_ref().is_some_and(|d| !d.is_empty());
         if self.state.is_loaded(name) && !wants_docs {
             self.meta(name, false)?;
-            return Ok(Message::tool_result(
-                &call.id,
-                &call.name,
-                render::already_active(name),
-            ));
+            // Asking for a loaded skill again is a use: it moves up in the
+            // most-recently-used order the cap follows.
+            return Ok(
+                Message::tool_result(&call.id, &call.name, render::already_active(name))
+                    .with_metadata(TOUCH_KEY, Value::String(name.to_owned())),
+            );
         }
         let skill = self.fetch(name, !self.state.is_loaded(name)).await?;
         let name = skill.name().to_owned();
@@ -954,11 +1070,42 @@ impl Session {
                 parts.push(self.read_doc(&name, doc).await?);
             }
             let merged = merge_selection(previous, selection, SelectMode::Add);
+            if already {
+                parts.push(format!(
+                    "Docs selected for the skill \"{name}\": {}.",
+                    selection_names(&merged).join(", ")
+                ));
+            }
             message_meta = Some(json!({"skill": name, "docs": merged.to_value()}));
             self.events.push(Event::DocsSelected {
                 skill: name.clone(),
                 docs: selection_names(&merged),
             });
+        }
+        if !already {
+            // Say which pool tools this load exposes (F-DIS-11).
+            let exposed = self.exposed_pool();
+            let pool: BTreeSet<&str> = self
+                .agent
+                .config()
+                .tool_pool
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect();
+            let mut new_tools: Vec<&str> = skill
+                .metadata
+                .declared_tools
+                .iter()
+                .map(String::as_str)
+                .filter(|t| pool.contains(t) && !exposed.contains(*t))
+                .collect();
+            new_tools.dedup();
+            if !new_tools.is_empty() {
+                parts.push(format!(
+                    "Tools this skill uses are available from your next step: {}.",
+                    new_tools.join(", ")
+                ));
+            }
         }
         let mut message = Message::tool_result(&call.id, &call.name, parts.join("\n"));
         if let Some(value) = message_meta {
@@ -1052,16 +1199,20 @@ impl Session {
             Ok(content) => content,
             Err(err) => {
                 let mut error = resource_error(&err, &name, &args.path);
-                if err.kind() == ErrorKind::ResourceNotFound
-                    && err.available().is_empty()
+                // A missing file or a refused path (`..`, absolute): say
+                // which files the skill has, so the model can correct itself.
+                if matches!(
+                    err.kind(),
+                    ErrorKind::ResourceNotFound | ErrorKind::InvalidPath
+                ) && err.available().is_empty()
                     && let Ok(skill) = self.agent.provider().get(&name).await
                 {
                     let paths = skill.resources.paths();
                     error = ToolError::new(
                         ToolErrorKind::Resource,
                         format!(
-                            "{} Files of `{name}`: {}.",
-                            error.message(),
+                            "{}. Files of `{name}`: {}.",
+                            error.message().trim_end_matches('.'),
                             if paths.is_empty() {
                                 "none".to_owned()
                             } else {
@@ -1299,10 +1450,22 @@ fn apply_delta_metadata(announced: &mut BTreeMap<String, String>, message: &Mess
     }
 }
 
+/// The harness notice announcing `delta` (F-DIS-3), with the metadata that
+/// lets a replay know what the model has been told.
+fn delta_message(delta: &CatalogDelta) -> Message {
+    let text = render::catalog_delta(&delta.added, &delta.changed, &delta.removed);
+    let metadata = json!({
+        "added": delta.added.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
+        "changed": delta.changed.iter().map(|(n, d)| json!([n, d])).collect::<Vec<_>>(),
+        "removed": delta.removed,
+    });
+    Message::system(text).with_metadata(CATALOG_DELTA_KEY, metadata)
+}
+
 fn not_loaded(name: &str, load_tool: &str) -> ToolError {
     ToolError::new(
         ToolErrorKind::NotLoaded,
-        format!("the skill `{name}` is not loaded; call `{load_tool}` with it first"),
+        format!("the skill `{name}` is not loaded; call `{load_tool}` with it first."),
     )
 }
 
@@ -1333,6 +1496,9 @@ fn resource_error(err: &Error, skill: &str, path: &str) -> ToolError {
         _ => err.message().to_owned(),
     };
     if !err.available().is_empty() {
+        if !message.ends_with('.') {
+            message.push('.');
+        }
         message.push_str(&format!(" Available: {}.", err.available().join(", ")));
     }
     let kind = if err.kind() == ErrorKind::InvalidRange {
@@ -1416,5 +1582,38 @@ fn prefix_within(text: &str, tokens: usize, count: fn(&str) -> usize) -> &str {
     match cut.rfind('\n') {
         Some(nl) if nl > 0 => &cut[..nl],
         _ => cut,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// Servers run sessions on multi-threaded runtimes: every async method's
+    /// future must be `Send`.
+    #[test]
+    fn futures_are_send() {
+        let provider = Arc::new(skills_core::InCodeProvider::new([]).expect("empty"));
+        let agent = Agent::builder("a", provider).build().expect("builds");
+        let call = ToolCall::new("1", "load_skill", Value::Null);
+        let start = agent.start_session();
+        assert_send(&start);
+        let mut session = pollster::block_on(start).expect("session");
+        assert_send(&session.handle_tool_call(&call));
+        assert_send(&session.push_user("hi"));
+        assert_send(&session.refresh_catalog());
+    }
+
+    #[test]
+    fn prefix_within_cuts_at_line_end() {
+        let text = "line one\nline two\nline three";
+        assert_eq!(prefix_within(text, 100, skills_core::estimate_tokens), text);
+        assert_eq!(
+            prefix_within(text, 4, skills_core::estimate_tokens),
+            "line one"
+        );
+        assert_eq!(prefix_within(text, 0, skills_core::estimate_tokens), "");
     }
 }

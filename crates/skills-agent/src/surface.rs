@@ -189,10 +189,19 @@ pub struct ReadSkillFileArgs {
     pub path: String,
     /// First line to return (1-based).
     #[serde(default)]
+    #[schemars(schema_with = "line_number")]
     pub start_line: Option<usize>,
     /// Last line to return (inclusive).
     #[serde(default)]
+    #[schemars(schema_with = "line_number")]
     pub end_line: Option<usize>,
+}
+
+/// A 1-based line number: a plain positive integer (the derived schema for
+/// `Option<usize>` would say "integer or null, minimum 0", which is wrong for
+/// line numbers and costs tokens).
+fn line_number(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1})
 }
 
 /// Arguments of `skill_load`.
@@ -276,14 +285,21 @@ pub struct SearchArgs {
 pub(crate) fn tool_spec(surface: &Surface, name: &str, op: Operation, catalog: &str) -> ToolSpec {
     match (surface, op) {
         (Surface::Eino(options), Operation::Load) => {
-            let default = if catalog.is_empty() {
-                "Loads a skill's instructions by name. Skills are listed in the system prompt."
-                    .to_owned()
+            // With `catalog_in_description: false` the catalog is in the
+            // system prompt already; repeating it here would send it twice.
+            let catalog = if options.catalog_in_description {
+                catalog
             } else {
-                format!(
-                    "Loads a skill's instructions by name. Call it when a task matches one of \
-                     these skills:\n{catalog}"
-                )
+                ""
+            };
+            let default = if catalog.is_empty() {
+                // The catalog is in the system prompt, or there is none
+                // (on-demand mode): say nothing about where skills are listed.
+                "Loads a skill's instructions by name.".to_owned()
+            } else {
+                // The rendered catalog starts with its own guidance on when
+                // to call this tool.
+                format!("Loads a skill's instructions by name.\n{catalog}")
             };
             let description = match &options.description_hook {
                 Some(hook) => hook(catalog, &default),
@@ -300,7 +316,7 @@ pub(crate) fn tool_spec(surface: &Surface, name: &str, op: Operation, catalog: &
         }
         (_, Operation::Read) => ToolSpec::for_args::<ReadSkillFileArgs>(
             name,
-            "Reads a file that belongs to a loaded skill, optionally a line range.",
+            "Reads a file bundled with a skill (as listed when it loads), optionally a line range.",
         ),
         (_, Operation::List) => ToolSpec::for_args::<NoArgs>(name, "Lists the available skills."),
         (_, Operation::ListDocs) => {

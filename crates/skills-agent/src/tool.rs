@@ -46,7 +46,10 @@ impl ToolSpec {
 }
 
 /// The JSON Schema of `A`, without the `$schema` and `title` noise that
-/// providers ignore (and that would cost tokens on every request).
+/// providers ignore (and that would cost tokens on every request), and
+/// without the top-level description: that is the argument struct's rustdoc,
+/// written for developers (it names other presets' tools), while the model
+/// reads the tool's own description.
 pub fn schema_for<A: JsonSchema>() -> Value {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
@@ -55,6 +58,18 @@ pub fn schema_for<A: JsonSchema>() -> Value {
     if let Value::Object(map) = &mut value {
         map.remove("$schema");
         map.remove("title");
+        map.remove("description");
+        // `"default": null` on optional arguments says nothing a missing
+        // `required` entry does not, and costs tokens on every request.
+        if let Some(Value::Object(properties)) = map.get_mut("properties") {
+            for property in properties.values_mut() {
+                if let Value::Object(p) = property
+                    && p.get("default") == Some(&Value::Null)
+                {
+                    p.remove("default");
+                }
+            }
+        }
     }
     value
 }

@@ -1,0 +1,11 @@
+//! Snapshot tests of everything the model sees from `skills-agent`: every
+//! skill tool's result text in every preset, the tool specs of every preset,
+//! and whole requests (and their wire bodies) after each step of a short
+//! conversation.
+//!
+//! One test binary; the modules live in `tests/snap/`. Snapshots are in
+//! `tests/snapshots/` (regenerate with
+//! `INSTA_UPDATE=always cargo test -p skills-agent --test snapshots` and
+//! review every changed `.snap` file: the texts are the model's view).
+
+mod snap;
