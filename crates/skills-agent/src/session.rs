@@ -249,7 +249,12 @@ impl Session {
             apply_delta_metadata(&mut announced, message);
         }
         let loaded_text = BTreeMap::new();
-        let requested_upto = transcript.len();
+        // Loads after the last reply have not been answered yet; a `once`
+        // load made before it was released by that reply.
+        let requested_upto = transcript
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .map_or(0, |i| i + 1);
         Self {
             current: pinned.clone(),
             agent,
@@ -540,7 +545,17 @@ impl Session {
             Some(n) => compaction.max(self.transcript.len().saturating_sub(n)),
             None => compaction,
         };
-        // A tool result whose call fell out of view would be rejected.
+        if self.history_limit.is_some() {
+            // Cut at a user or system message when the window has one: a tool
+            // result whose call fell out of view would be rejected, and some
+            // providers want the conversation to open with the user.
+            if let Some(offset) = self.transcript[start..]
+                .iter()
+                .position(|m| matches!(m.role, Role::User | Role::System))
+            {
+                return start + offset;
+            }
+        }
         while self
             .transcript
             .get(start)
