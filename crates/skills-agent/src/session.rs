@@ -1023,6 +1023,17 @@ impl Session {
         }
     }
 
+    /// The metadata and name of a skill that must be loaded already (doc and
+    /// tool selection).
+    fn loaded_meta(&self, skill: &str) -> Result<(SkillMetadata, String), ToolError> {
+        let meta = self.meta(skill, false)?;
+        let name = meta.name.as_str().to_owned();
+        if !self.state.is_loaded(&name) {
+            return Err(not_loaded(&name, self.agent.surface().load_tool()));
+        }
+        Ok((meta, name))
+    }
+
     fn available_hint(&self) -> String {
         let names: Vec<&str> = visible(&self.current).map(|m| m.name.as_str()).collect();
         if names.is_empty() {
@@ -1252,11 +1263,7 @@ impl Session {
         call: &ToolCall,
         args: SelectDocsArgs,
     ) -> Result<Message, ToolError> {
-        let meta = self.meta(&args.skill, false)?;
-        let name = meta.name.as_str().to_owned();
-        if !self.state.is_loaded(&name) {
-            return Err(not_loaded(&name, self.agent.surface().load_tool()));
-        }
+        let (_, name) = self.loaded_meta(&args.skill)?;
         let skill = self.fetch(&name, false).await?;
         let mode = args.mode.unwrap_or_default();
         let previous = self.state.docs(&name).cloned();
@@ -1299,11 +1306,7 @@ impl Session {
         call: &ToolCall,
         args: SelectToolsArgs,
     ) -> Result<Message, ToolError> {
-        let meta = self.meta(&args.skill, false)?;
-        let name = meta.name.as_str().to_owned();
-        if !self.state.is_loaded(&name) {
-            return Err(not_loaded(&name, self.agent.surface().load_tool()));
-        }
+        let (meta, name) = self.loaded_meta(&args.skill)?;
         let pool: BTreeSet<String> = self
             .agent
             .config()

@@ -1,7 +1,8 @@
-//! Composing providers (F-PRV-9): layers with precedence, and filtered views.
+//! Composing providers (F-PRV-9): layers with precedence, filtered views, and a
+//! swappable provider whose skill set can be replaced while agents use it.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use async_trait::async_trait;
 
@@ -186,6 +187,61 @@ impl SkillProvider for FilteredProvider {
     }
 }
 
+/// A provider whose inner provider can be replaced at any time, e.g. to publish
+/// a new set of in-code skills without restarting the agents that hold it.
+/// Each call reads whichever provider is current when it starts.
+#[derive(Debug)]
+pub struct SwappableProvider {
+    current: RwLock<Arc<dyn SkillProvider>>,
+}
+
+impl SwappableProvider {
+    /// Starts with `provider`.
+    pub fn new(provider: Arc<dyn SkillProvider>) -> Self {
+        Self {
+            current: RwLock::new(provider),
+        }
+    }
+
+    /// Replaces the provider; calls already running finish on the old one.
+    pub fn replace(&self, provider: Arc<dyn SkillProvider>) {
+        // A poisoned lock only means a writer panicked mid-assignment of an
+        // `Arc`, which cannot leave it half-written: keep going.
+        let mut guard = self.current.write().unwrap_or_else(|p| p.into_inner());
+        *guard = provider;
+    }
+
+    /// The provider calls go to right now.
+    pub fn current(&self) -> Arc<dyn SkillProvider> {
+        let guard = self.current.read().unwrap_or_else(|p| p.into_inner());
+        Arc::clone(&guard)
+    }
+}
+
+#[async_trait]
+impl SkillProvider for SwappableProvider {
+    async fn list(&self) -> Result<Catalog> {
+        self.current().list().await
+    }
+
+    async fn get(&self, name: &str) -> Result<Skill> {
+        self.current().get(name).await
+    }
+
+    async fn read_resource(
+        &self,
+        name: &str,
+        path: &str,
+        range: Option<LineRange>,
+    ) -> Result<ResourceContent> {
+        self.current().read_resource(name, path, range).await
+    }
+
+    async fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.current().diagnostics().await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +278,19 @@ mod tests {
             assert_eq!(diags.len(), 1);
             assert_eq!(diags[0].code, Code::LayerCollision);
             assert!(diags[0].message.contains("`project`") && diags[0].message.contains("`user`"));
+        });
+    }
+
+    #[test]
+    fn swappable_provider_serves_the_latest_set() {
+        let swap = SwappableProvider::new(provider(&[("a", "x")]));
+        pollster::block_on(async {
+            assert_eq!(swap.list().await.expect("list").len(), 1);
+            swap.replace(provider(&[("a", "x2"), ("b", "y")]));
+            let list = swap.list().await.expect("list");
+            assert_eq!(list.names().collect::<Vec<_>>(), vec!["a", "b"]);
+            assert_eq!(swap.get("a").await.expect("get").body, "x2");
+            assert_eq!(swap.current().list().await.expect("list").len(), 2);
         });
     }
 

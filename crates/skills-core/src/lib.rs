@@ -52,7 +52,7 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
 pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
-pub use layered::{FilteredProvider, LayeredProvider};
+pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
 pub use metadata::{ContextMode, Extensions, SkillMetadata};
 pub use name::{ReservedNames, SkillName};
 pub use provider::{Skill, SkillProvider};

@@ -6,8 +6,8 @@ use skills_agent::{CatalogDelta, CatalogMode, Event, Role, Session};
 use skills_core::{InCodeSkill, define_skill};
 
 use super::support::{
-    assert_extends, builder_with, call_err, call_ok, csv_report, deploy_prod, git_commit, library,
-    pdf_forms, start, user,
+    SetSkills, assert_extends, builder_with, call_err, call_ok, csv_report, deploy_prod,
+    git_commit, library, pdf_forms, start, user,
 };
 
 const NEW_CSV_DESCRIPTION: &str =
@@ -43,7 +43,7 @@ fn refresh_appends_one_message_with_only_the_changes() {
     let length = session.transcript().len();
 
     // csv-report changes its description, weather goes, sql-query arrives.
-    provider.replace(vec![pdf_forms(), csv_changed(), git_commit(), sql_query()]);
+    provider.set_skills(vec![pdf_forms(), csv_changed(), git_commit(), sql_query()]);
     let delta = refresh(&mut session).expect("something changed");
     assert_eq!(
         delta.added,
@@ -92,7 +92,7 @@ fn refresh_without_changes_appends_nothing() {
     let (builder, provider) = builder_with(library());
     let mut session = start(builder);
     assert!(refresh(&mut session).is_none(), "nothing changed yet");
-    provider.replace(vec![
+    provider.set_skills(vec![
         pdf_forms(),
         csv_report(),
         super::support::weather(),
@@ -112,18 +112,18 @@ fn refresh_without_changes_appends_nothing() {
 fn successive_changes_are_announced_relative_to_what_was_said() {
     let (builder, provider) = builder_with(library());
     let mut session = start(builder);
-    provider.replace({
+    provider.set_skills({
         let mut skills = library();
         skills.push(sql_query());
         skills
     });
     let first = refresh(&mut session).expect("added");
     assert_eq!(first.added.len(), 1);
-    provider.replace(library());
+    provider.set_skills(library());
     let second = refresh(&mut session).expect("removed");
     assert!(second.added.is_empty() && second.changed.is_empty());
     assert_eq!(second.removed, ["sql-query"]);
-    provider.replace({
+    provider.set_skills({
         let mut skills = library();
         skills.push(sql_query());
         skills
@@ -136,7 +136,7 @@ fn successive_changes_are_announced_relative_to_what_was_said() {
 fn hidden_skills_are_never_announced() {
     let (builder, provider) = builder_with(library());
     let mut session = start(builder);
-    provider.replace({
+    provider.set_skills({
         let mut skills = library();
         skills.push(deploy_prod());
         skills
@@ -150,7 +150,7 @@ fn hidden_skills_are_never_announced() {
 fn added_skills_load_and_removed_skills_do_not() {
     let (builder, provider) = builder_with(library());
     let mut session = start(builder);
-    provider.replace(vec![pdf_forms(), csv_report(), git_commit(), sql_query()]);
+    provider.set_skills(vec![pdf_forms(), csv_report(), git_commit(), sql_query()]);
     refresh(&mut session);
     let body = call_ok(&mut session, "load_skill", json!({"name": "sql-query"}));
     assert!(body.contains("SQL-QUERY-BODY"), "{body}");
@@ -166,9 +166,9 @@ fn system_blocks_stay_byte_identical_across_refreshes() {
     let (builder, provider) = builder_with(library());
     let mut session = start(builder);
     let before = session.build_request();
-    provider.replace(vec![sql_query()]);
+    provider.set_skills(vec![sql_query()]);
     refresh(&mut session);
-    provider.replace(library());
+    provider.set_skills(library());
     refresh(&mut session);
     let after = session.build_request();
     assert_eq!(before.system, after.system);
@@ -183,7 +183,7 @@ fn on_demand_mode_appends_nothing_but_search_finds_new_skills() {
     user(&mut session, "hello");
     let before = session.build_request();
     let length = session.transcript().len();
-    provider.replace({
+    provider.set_skills({
         let mut skills = library();
         skills.push(sql_query());
         skills

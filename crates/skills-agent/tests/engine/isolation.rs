@@ -8,7 +8,7 @@ use skills_agent::{Agent, Dispatch, Message, ModelRequest, ToolCall};
 use skills_core::SkillProvider;
 
 use super::support::{
-    CSV_MARK, PDF_MARK, SwapProvider, call_ok, library, plain_tool, request_json, start_agent,
+    CSV_MARK, PDF_MARK, call_ok, library, plain_tool, request_json, start_agent, swap_provider,
     tool_call, user,
 };
 
@@ -26,7 +26,7 @@ fn assert_clean(requests: &[ModelRequest], needles: &[&str]) {
 
 #[test]
 fn sub_agent_loads_never_reach_the_coordinator() {
-    let provider: Arc<dyn SkillProvider> = SwapProvider::new(library());
+    let provider: Arc<dyn SkillProvider> = swap_provider(library());
     let coordinator = Agent::builder("coordinator", provider.clone())
         .instructions("You delegate work to a helper.")
         .tool(plain_tool("delegate"))
@@ -98,7 +98,7 @@ fn sub_agent_loads_never_reach_the_coordinator() {
 
 #[test]
 fn two_sessions_of_one_agent_do_not_share_loads() {
-    let provider: Arc<dyn SkillProvider> = SwapProvider::new(library());
+    let provider: Arc<dyn SkillProvider> = swap_provider(library());
     let agent = Agent::builder("assistant", provider)
         .search(true)
         .build()

@@ -5,8 +5,8 @@ use serde_json::json;
 use skills_agent::{CacheStrategy, Materialization, Message, Session, Surface};
 
 use super::support::{
-    builder, builder_with, call, call_ok, csv_report, git_commit, library, pdf_forms, plain_tool,
-    reply, request_json, sized, start, tool_call, user,
+    SetSkills, builder, builder_with, call, call_ok, csv_report, git_commit, library, pdf_forms,
+    plain_tool, reply, request_json, sized, start, tool_call, user,
 };
 
 fn resume(session: &Session) -> Session {
@@ -166,7 +166,7 @@ fn resume_does_not_announce_a_delta_twice() {
     let (builder, provider) = builder_with(library());
     let mut original = start(builder);
     user(&mut original, "hi");
-    provider.replace(vec![pdf_forms(), csv_report(), git_commit()]);
+    provider.set_skills(vec![pdf_forms(), csv_report(), git_commit()]);
     let delta = pollster::block_on(original.refresh_catalog()).expect("lists");
     assert_eq!(delta.expect("weather left").removed, ["weather"]);
 
@@ -176,7 +176,7 @@ fn resume_does_not_announce_a_delta_twice() {
     assert_same(&mut original, &mut resumed);
 
     // A later change is announced relative to what the transcript said.
-    provider.replace(vec![
+    provider.set_skills(vec![
         pdf_forms(),
         csv_report(),
         git_commit(),

@@ -1,17 +1,15 @@
 //! Shared fixtures: in-code skills, a provider whose skill set can change
 //! mid-session, and helpers that drive tool calls the way a tool loop does.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
 
-use async_trait::async_trait;
 use serde_json::Value;
 use skills_agent::{
     Agent, AgentBuilder, Dispatch, Message, ModelRequest, Role, Session, ToolCall, ToolSpec,
 };
 use skills_core::{
-    Catalog, Extensions, InCodeProvider, InCodeSkill, LineRange, ResourceContent, Skill,
-    SkillProvider, define_skill,
+    Extensions, InCodeProvider, InCodeSkill, SkillProvider, SwappableProvider, define_skill,
 };
 
 /// Marker text inside the `pdf-forms` body (to find it in requests).
@@ -144,63 +142,31 @@ pub(crate) fn full_library() -> Vec<InCodeSkill> {
     skills
 }
 
-/// A provider whose skill set can be swapped while sessions run.
-#[derive(Debug)]
-pub(crate) struct SwapProvider {
-    current: RwLock<Arc<InCodeProvider>>,
+/// The library's [`SwappableProvider`] over an in-code skill set.
+pub(crate) fn swap_provider(skills: Vec<InCodeSkill>) -> Arc<SwappableProvider> {
+    Arc::new(SwappableProvider::new(in_code(skills)))
 }
 
-impl SwapProvider {
-    /// A provider over `skills`.
-    pub(crate) fn new(skills: Vec<InCodeSkill>) -> Arc<Self> {
-        Arc::new(Self {
-            current: RwLock::new(Arc::new(
-                InCodeProvider::new(skills).expect("distinct skill names"),
-            )),
-        })
-    }
-
-    /// Replaces the whole skill set.
-    pub(crate) fn replace(&self, skills: Vec<InCodeSkill>) {
-        let next = Arc::new(InCodeProvider::new(skills).expect("distinct skill names"));
-        match self.current.write() {
-            Ok(mut guard) => *guard = next,
-            Err(poisoned) => *poisoned.into_inner() = next,
-        }
-    }
-
-    fn snapshot(&self) -> Arc<InCodeProvider> {
-        match self.current.read() {
-            Ok(guard) => Arc::clone(&guard),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
-    }
+fn in_code(skills: Vec<InCodeSkill>) -> Arc<dyn SkillProvider> {
+    Arc::new(InCodeProvider::new(skills).expect("distinct skill names"))
 }
 
-#[async_trait]
-impl SkillProvider for SwapProvider {
-    async fn list(&self) -> skills_core::Result<Catalog> {
-        self.snapshot().list().await
-    }
+/// Replaces the whole skill set of a swappable provider.
+pub(crate) trait SetSkills {
+    /// Publishes `skills` in place of the current set.
+    fn set_skills(&self, skills: Vec<InCodeSkill>);
+}
 
-    async fn get(&self, name: &str) -> skills_core::Result<Skill> {
-        self.snapshot().get(name).await
-    }
-
-    async fn read_resource(
-        &self,
-        name: &str,
-        path: &str,
-        range: Option<LineRange>,
-    ) -> skills_core::Result<ResourceContent> {
-        self.snapshot().read_resource(name, path, range).await
+impl SetSkills for SwappableProvider {
+    fn set_skills(&self, skills: Vec<InCodeSkill>) {
+        self.replace(in_code(skills));
     }
 }
 
 /// A builder over the ordinary library (the provider is returned too, so a
 /// test can change the skill set).
-pub(crate) fn builder_with(skills: Vec<InCodeSkill>) -> (AgentBuilder, Arc<SwapProvider>) {
-    let provider = SwapProvider::new(skills);
+pub(crate) fn builder_with(skills: Vec<InCodeSkill>) -> (AgentBuilder, Arc<SwappableProvider>) {
+    let provider = swap_provider(skills);
     let builder = Agent::builder("assistant", provider.clone() as Arc<dyn SkillProvider>)
         .instructions("You are a careful assistant.");
     (builder, provider)

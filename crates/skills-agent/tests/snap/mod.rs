@@ -1,15 +1,11 @@
 //! Shared fixtures: four small in-code skills, a provider whose skill set can
 //! be swapped, and helpers that run one tool call and format what came back.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::{Value, json};
 use skills_agent::{Agent, AgentBuilder, Dispatch, Message, Session, ToolCall, ToolSpec};
-use skills_core::{
-    Catalog, Extensions, InCodeProvider, InCodeSkill, LineRange, ResourceContent, Skill,
-    SkillProvider, define_skill,
-};
+use skills_core::{Extensions, InCodeProvider, InCodeSkill, define_skill};
 
 /// Asserts a named snapshot under `tests/snapshots/` (no module prefix).
 macro_rules! snap {
@@ -148,47 +144,7 @@ pub(crate) fn changed_provider() -> Arc<InCodeProvider> {
     )
 }
 
-/// A provider whose skill set can be replaced while sessions run.
-#[derive(Debug)]
-pub(crate) struct SwappableProvider {
-    inner: RwLock<Arc<InCodeProvider>>,
-}
-
-impl SwappableProvider {
-    pub(crate) fn new(inner: Arc<InCodeProvider>) -> Self {
-        Self {
-            inner: RwLock::new(inner),
-        }
-    }
-
-    pub(crate) fn swap(&self, next: Arc<InCodeProvider>) {
-        *self.inner.write().expect("lock not poisoned") = next;
-    }
-
-    fn current(&self) -> Arc<InCodeProvider> {
-        Arc::clone(&self.inner.read().expect("lock not poisoned"))
-    }
-}
-
-#[async_trait]
-impl SkillProvider for SwappableProvider {
-    async fn list(&self) -> skills_core::Result<Catalog> {
-        self.current().list().await
-    }
-
-    async fn get(&self, name: &str) -> skills_core::Result<Skill> {
-        self.current().get(name).await
-    }
-
-    async fn read_resource(
-        &self,
-        name: &str,
-        path: &str,
-        range: Option<LineRange>,
-    ) -> skills_core::Result<ResourceContent> {
-        self.current().read_resource(name, path, range).await
-    }
-}
+pub(crate) use skills_core::SwappableProvider;
 
 /// The pool tools of the fixtures (`send_alert` is declared by no skill).
 pub(crate) fn pool_tools() -> Vec<ToolSpec> {

@@ -53,7 +53,7 @@ async fn converse(
         .await
         .expect("user turn with a mention");
     step("4_mention", session);
-    provider.swap(changed_provider());
+    provider.replace(changed_provider());
     let delta = session.refresh_catalog().await.expect("list works");
     assert!(delta.is_some(), "the skill set changed");
     step("5_delta", session);
