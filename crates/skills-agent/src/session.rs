@@ -158,8 +158,9 @@ pub struct Session {
     announced: BTreeMap<String, String>,
     /// Block 0 of the system region, rendered once.
     stable_system: String,
-    /// The rendered catalog (also carried by an Eino tool description).
-    catalog_text: String,
+    /// The surface's tool specs, built once (their schemas and descriptions
+    /// never change within a session).
+    skill_tools: Vec<ToolSpec>,
     transcript: Vec<Message>,
     state: LoadState,
     /// Loaded text per skill (the wrapped body), for the legacy block, the
@@ -255,13 +256,19 @@ impl Session {
             .iter()
             .rposition(|m| m.role == Role::Assistant)
             .map_or(0, |i| i + 1);
+        let surface = &agent.config().surface;
+        let skill_tools = surface
+            .tools(agent.has_search())
+            .into_iter()
+            .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text))
+            .collect();
         Self {
+            skill_tools,
             current: pinned.clone(),
             agent,
             pinned,
             announced,
             stable_system,
-            catalog_text,
             transcript,
             state,
             loaded_text,
@@ -595,17 +602,12 @@ impl Session {
     /// can see, the skill tools are left out.
     pub fn tools(&self) -> Vec<ToolSpec> {
         let config = self.agent.config();
-        let surface = &config.surface;
         // No skills, no skill tools (F-AGT-1: skills are a no-op when none
         // are configured). They appear with the first announced skill.
         let skills_on =
             !self.announced.is_empty() || matches!(config.catalog, CatalogMode::OnDemand);
         let mut tools: Vec<ToolSpec> = if skills_on {
-            surface
-                .tools(self.agent.has_search())
-                .into_iter()
-                .map(|(name, op)| tool_spec(surface, &name, op, &self.catalog_text))
-                .collect()
+            self.skill_tools.clone()
         } else {
             Vec::new()
         };
