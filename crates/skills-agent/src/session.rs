@@ -1097,6 +1097,9 @@ impl Session {
             for doc in &new_docs {
                 parts.push(self.read_doc(&name, doc).await?);
             }
+            if !new_docs.is_empty() {
+                parts.push(render::UNTRUSTED_DOCS.to_owned());
+            }
             let merged = merge_selection(previous, selection, SelectMode::Add);
             if already {
                 parts.push(format!(
@@ -1283,6 +1286,9 @@ impl Session {
         let mut parts = Vec::new();
         for doc in &new_docs {
             parts.push(self.read_doc(&name, doc).await?);
+        }
+        if !new_docs.is_empty() {
+            parts.push(render::UNTRUSTED_DOCS.to_owned());
         }
         let names = selection_names(&merged);
         let summary = if names.is_empty() {

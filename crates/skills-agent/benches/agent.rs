@@ -1,0 +1,194 @@
+//! Benchmarks for the request path of `skills-agent`: building a request for a
+//! long session, and handling a `load_skill` call.
+//!
+//! Run: `cargo bench -p skills-agent --bench agent -- --warm-up-time 1 --measurement-time 3`.
+//!
+//! Each group has a baseline measured in the same run, so figures read as
+//! ratios: `build_request` against cloning the same transcript `Vec<Message>`
+//! (a request must copy the messages it carries), `handle_tool_call` against
+//! the provider's own `get` of the same skill.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use skills_agent::{Agent, Dispatch, Message, Session, ToolCall};
+use skills_core::{InCodeProvider, InCodeSkill, define_skill};
+
+const WORDS: &[&str] = &[
+    "review",
+    "the",
+    "release",
+    "notes",
+    "before",
+    "publishing",
+    "check",
+    "every",
+    "migration",
+    "for",
+    "locks",
+    "and",
+    "rollback",
+    "steps",
+    "when",
+    "user",
+    "asks",
+    "about",
+    "tests",
+    "that",
+    "fail",
+    "intermittently",
+    "in",
+    "continuous",
+    "integration",
+    "with",
+    "clear",
+    "examples",
+];
+
+/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next()).unwrap_or(0) % n
+    }
+}
+
+/// Words until the text is about `len` bytes long.
+fn words(rng: &mut Lcg, len: usize) -> String {
+    let mut out = String::with_capacity(len + 16);
+    while out.len() < len {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(WORDS[rng.below(WORDS.len())]);
+    }
+    out.push('.');
+    out
+}
+
+const SKILLS: usize = 50;
+
+/// 50 skills: descriptions of ~300 characters, bodies of ~3 KB in a few
+/// sections, one reference file each.
+fn skills() -> Vec<InCodeSkill> {
+    let mut rng = Lcg(11);
+    (0..SKILLS)
+        .map(|i| {
+            let mut body = String::new();
+            for section in 1..=4 {
+                body.push_str(&format!("## Step {section}\n\n"));
+                body.push_str(&words(&mut rng, 700));
+                body.push_str("\n\n");
+            }
+            define_skill(format!("skill-{i:02}"), words(&mut rng, 300))
+                .body(body)
+                .resource("references/guide.md", words(&mut rng, 1_500))
+                .build()
+                .expect("generated skills are valid")
+        })
+        .collect()
+}
+
+fn agent() -> Agent {
+    let provider = Arc::new(InCodeProvider::new(skills()).expect("distinct names"));
+    Agent::builder("bench", provider)
+        .instructions("You are a helpful engineering assistant.")
+        .build()
+        .expect("valid agent")
+}
+
+/// A session with a 200-message transcript: 50 turns of user message,
+/// assistant tool call, tool result and assistant answer. Even turns load a
+/// new skill (its body lands in the transcript), odd turns read the
+/// reference file of the skill loaded just before.
+fn long_session(agent: &Agent) -> Session {
+    pollster::block_on(async {
+        let mut rng = Lcg(99);
+        let mut session = agent.start_session().await.expect("session");
+        for turn in 0..50 {
+            session
+                .push_user(words(&mut rng, 200))
+                .await
+                .expect("push_user");
+            let skill = format!("skill-{:02}", turn / 2);
+            let call = if turn % 2 == 0 {
+                ToolCall::new(format!("call_{turn}"), "load_skill", json!({"name": skill}))
+            } else {
+                ToolCall::new(
+                    format!("call_{turn}"),
+                    "read_skill_file",
+                    json!({"skill": skill, "path": "references/guide.md"}),
+                )
+            };
+            session.push_assistant(Message::assistant_with_calls("", vec![call.clone()]));
+            let Dispatch::Handled(_) = session.handle_tool_call(&call).await else {
+                panic!("skill tools are handled by the session");
+            };
+            session.push_assistant(Message::assistant(words(&mut rng, 400)));
+        }
+        session
+    })
+}
+
+fn build_request(c: &mut Criterion) {
+    let agent = agent();
+    let mut session = long_session(&agent);
+    assert_eq!(session.transcript().len(), 200);
+    assert_eq!(session.loaded().len(), 25);
+    let request = session.build_request();
+    assert_eq!(request.messages.len(), 200);
+    assert_eq!(session.pinned_catalog().len(), SKILLS);
+
+    let mut group = c.benchmark_group("build_request_200_messages_50_skills");
+    // Baseline in the same run: the copy of the transcript every request makes.
+    group.bench_function("baseline_clone_transcript", |b| {
+        b.iter(|| black_box(session.transcript()).to_vec());
+    });
+    group.bench_function("build_request", |b| {
+        b.iter(|| black_box(&mut session).build_request());
+    });
+    // The part of a request that does not depend on the transcript: the tool
+    // specs (their JSON schemas are generated on every call).
+    group.bench_function("tools_only", |b| {
+        b.iter(|| black_box(&session).tools());
+    });
+    group.finish();
+}
+
+fn load_skill(c: &mut Criterion) {
+    let agent = agent();
+    let provider = agent.provider();
+    let call = ToolCall::new("call_1", "load_skill", json!({"name": "skill-07"}));
+
+    let mut group = c.benchmark_group("load_skill_in_code");
+    // Baseline in the same run: the provider's own fetch of the same skill,
+    // which every load performs.
+    group.bench_function("baseline_provider_get", |b| {
+        b.iter(|| pollster::block_on(provider.get(black_box("skill-07"))).expect("get"));
+    });
+    group.bench_function("handle_tool_call", |b| {
+        b.iter_batched(
+            || pollster::block_on(agent.start_session()).expect("session"),
+            |mut session| {
+                let dispatch = pollster::block_on(session.handle_tool_call(black_box(&call)));
+                (session, dispatch)
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, build_request, load_skill);
+criterion_main!(benches);
