@@ -159,7 +159,7 @@ fn build_request(c: &mut Criterion) {
         b.iter(|| black_box(&mut session).build_request());
     });
     // The part of a request that does not depend on the transcript: the tool
-    // specs (their JSON schemas are generated on every call).
+    // specs (a clone of the per-session cache).
     group.bench_function("tools_only", |b| {
         b.iter(|| black_box(&session).tools());
     });
