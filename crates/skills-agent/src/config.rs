@@ -46,7 +46,8 @@ pub enum Materialization {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum Lifetime {
-    /// Until the next model request has been answered.
+    /// For the next model request and the tool calls of the answer to it;
+    /// the request after that answer no longer counts it.
     Once,
     /// Until the next user message.
     Turn,

@@ -63,9 +63,14 @@ pub fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
 }
 
 /// The short result of loading a skill that is already loaded.
-pub fn already_active(name: &str) -> String {
+pub fn already_active(name: &str, in_system_prompt: bool) -> String {
+    let place = if in_system_prompt {
+        "in the system prompt"
+    } else {
+        "earlier in this conversation"
+    };
     format!(
-        "The skill \"{}\" is already loaded; its instructions are earlier in this conversation.",
+        "The skill \"{}\" is already loaded; its instructions are {place}.",
         attr(name)
     )
 }
@@ -282,8 +287,16 @@ pub fn compaction_summary(summary: &str) -> String {
 }
 
 /// The re-attachment message after a compaction (F-DIS-13).
-pub fn reattached(bodies: &[String], truncated: &[String], dropped: &[String]) -> String {
-    let mut out = String::from("Skills loaded before the summary, still in effect:\n");
+pub fn reattached(
+    bodies: &[String],
+    truncated: &[String],
+    dropped: &[String],
+    docs_cleared: &[String],
+) -> String {
+    let mut out = String::new();
+    if !bodies.is_empty() {
+        out.push_str("Skills loaded before the summary, still in effect:\n");
+    }
     for body in bodies {
         out.push_str(body);
         out.push('\n');
@@ -300,6 +313,14 @@ pub fn reattached(bodies: &[String], truncated: &[String], dropped: &[String]) -
             out,
             "No longer loaded (load again if you need them): {}",
             dropped.join(", ")
+        );
+    }
+    if !docs_cleared.is_empty() {
+        let _ = writeln!(
+            out,
+            "Docs selected before the summary are no longer shown; select them again if you \
+             need them ({}).",
+            docs_cleared.join(", ")
         );
     }
     out.trim_end().to_owned()

@@ -41,10 +41,14 @@ use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
 /// Longest skill name, doc name or path accepted from the model before any
 /// lookup (longer ones are refused without being echoed in full).
 const MAX_NAME_LEN: usize = 256;
+/// Most skill names an error lists.
+const MAX_NAMES_LISTED: usize = 20;
 /// Longest search query accepted.
 const MAX_QUERY_LEN: usize = 1_000;
-/// Most docs one call may select.
+/// Most docs one call may name, and most docs one result shows.
 const MAX_DOCS_PER_CALL: usize = 32;
+/// Once a result holds this many bytes of docs, further docs are only named.
+const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
 /// Most search results.
 const MAX_SEARCH_LIMIT: usize = 20;
 /// Most bytes of one reference read into the search index.
@@ -168,8 +172,12 @@ pub struct Session {
     loaded_text: BTreeMap<String, String>,
     events: Vec<Event>,
     history_limit: Option<usize>,
-    /// Transcript length when the last request was built.
-    requested_upto: usize,
+    /// `once` loads the last request no longer counted; the release is
+    /// recorded on the next message appended.
+    pending_release: Vec<String>,
+    /// Whether the skill tools are offered (sticky: once on, never off, so
+    /// the tool list does not move).
+    skills_on: bool,
     /// Transcript index of the last message of the previous request.
     previous_last: Option<usize>,
 }
@@ -184,8 +192,9 @@ impl Agent {
         Ok(Session::new(self.clone(), catalog, Vec::new()))
     }
 
-    /// Resumes a session from its transcript and the catalog pinned when it
-    /// started (keep it with the transcript to get the same prompt bytes).
+    /// Resumes a session from its transcript and the catalog it pinned when it
+    /// started ([`Session::pinned_catalog`]; after a restart, the provider's
+    /// list gives the same prompt bytes as long as the library is unchanged).
     /// The load state is replayed from the transcript; the bodies of loaded
     /// skills are fetched again for the legacy mode and the fallback.
     ///
@@ -250,12 +259,19 @@ impl Session {
             apply_delta_metadata(&mut announced, message);
         }
         let loaded_text = BTreeMap::new();
-        // Loads after the last reply have not been answered yet; a `once`
-        // load made before it was released by that reply.
-        let requested_upto = transcript
+        // Skill tools are offered when the model can see a skill or the user
+        // can invoke one, from the start (no move later), or from the first
+        // announced skill on.
+        let skills_on = matches!(config.catalog, CatalogMode::OnDemand)
+            || pinned.entries().iter().any(|m| {
+                !m.extensions.disable_model_invocation || m.extensions.user_invocable != Some(false)
+            })
+            || transcript.iter().any(|m| m.has_metadata(CATALOG_DELTA_KEY));
+        // The previous request ended just before the last reply.
+        let previous_last = transcript
             .iter()
             .rposition(|m| m.role == Role::Assistant)
-            .map_or(0, |i| i + 1);
+            .and_then(|i| i.checked_sub(1));
         let surface = &agent.config().surface;
         let skill_tools = surface
             .tools(agent.has_search())
@@ -274,8 +290,9 @@ impl Session {
             loaded_text,
             events: Vec::new(),
             history_limit: None,
-            requested_upto,
-            previous_last: None,
+            pending_release: Vec::new(),
+            skills_on,
+            previous_last,
         }
     }
 
@@ -304,6 +321,20 @@ impl Session {
         self.state.loaded()
     }
 
+    /// Whether `skill` counts as loaded for the next request and the calls
+    /// of its answer (a `once` load the last request retired does not).
+    fn is_loaded(&self, skill: &str) -> bool {
+        self.state.is_loaded(skill) && !self.pending_release.iter().any(|p| p == skill)
+    }
+
+    /// The skills that count as loaded, least recently used first.
+    fn loaded_order(&self) -> Vec<&str> {
+        self.state
+            .in_use_order()
+            .filter(|name| !self.pending_release.iter().any(|p| p == name))
+            .collect()
+    }
+
     /// Takes the events emitted since the last call.
     pub fn take_events(&mut self) -> Vec<Event> {
         std::mem::take(&mut self.events)
@@ -316,7 +347,17 @@ impl Session {
         self.history_limit = n;
     }
 
-    fn push(&mut self, message: Message) -> usize {
+    fn push(&mut self, mut message: Message) -> usize {
+        if !self.pending_release.is_empty() {
+            let due = std::mem::take(&mut self.pending_release);
+            message.tag(&SkillInjection::released(due.clone()));
+            for skill in due {
+                self.events.push(Event::SkillReleased {
+                    skill,
+                    reason: ReleaseReason::Lifetime,
+                });
+            }
+        }
         let index = self.transcript.len();
         self.state.apply(index, &message);
         self.transcript.push(message);
@@ -333,23 +374,30 @@ impl Session {
     /// while fetching a mentioned skill's body.
     pub async fn push_user(&mut self, text: impl Into<String>) -> Result<(), Error> {
         let mut message = Message::user(text);
-        if self.agent.config().lifetime == Lifetime::Turn {
-            self.release_all(&mut message, ReleaseReason::Lifetime);
-        }
-        let mentioned = mentions(&message.content);
-        self.push(message);
-        for name in mentioned {
+        let turn_ends = self.agent.config().lifetime == Lifetime::Turn;
+        // Fetch every mentioned body first: a provider failure then leaves
+        // the transcript untouched, so the caller can simply retry.
+        let mut invoked = Vec::new();
+        for name in mentions(&message.content) {
             let Some(meta) = self.current.get(&name) else {
                 continue;
             };
-            if meta.extensions.user_invocable == Some(false) || self.state.is_loaded(&name) {
+            if meta.extensions.user_invocable == Some(false)
+                || (!turn_ends && self.is_loaded(&name))
+            {
                 continue;
             }
-            let skill = match self.agent.provider().get(&name).await {
-                Ok(skill) => skill,
-                Err(err) if err.kind() == ErrorKind::SkillNotFound => continue,
+            match self.agent.provider().get(&name).await {
+                Ok(skill) => invoked.push((name, skill)),
+                Err(err) if err.kind() == ErrorKind::SkillNotFound => {}
                 Err(err) => return Err(err),
-            };
+            }
+        }
+        if turn_ends {
+            self.release_all(&mut message, ReleaseReason::Lifetime);
+        }
+        self.push(message);
+        for (name, skill) in invoked {
             let read_tool = self.agent.surface().read_tool();
             let text = render::loaded_body(&skill, read_tool);
             let injected_text = match self.agent.config().materialization {
@@ -370,30 +418,9 @@ impl Session {
         Ok(())
     }
 
-    /// Appends the model's reply. Ends `once`-lifetime loads that a request
-    /// has already shown to the model.
-    pub fn push_assistant(&mut self, mut message: Message) {
-        if self.agent.config().lifetime == Lifetime::Once {
-            let seen: Vec<String> = self
-                .state
-                .in_use_order()
-                .filter(|name| {
-                    self.state
-                        .loaded_at(name)
-                        .is_some_and(|at| at < self.requested_upto)
-                })
-                .map(str::to_owned)
-                .collect();
-            if !seen.is_empty() {
-                message.tag(&SkillInjection::released(seen.clone()));
-                for skill in seen {
-                    self.events.push(Event::SkillReleased {
-                        skill,
-                        reason: ReleaseReason::Lifetime,
-                    });
-                }
-            }
-        }
+    /// Appends the model's reply (call [`Session::handle_tool_call`] for
+    /// each of its tool calls afterwards).
+    pub fn push_assistant(&mut self, message: Message) {
         self.push(message);
     }
 
@@ -414,7 +441,7 @@ impl Session {
     }
 
     fn release_all(&mut self, message: &mut Message, reason: ReleaseReason) {
-        let all: Vec<String> = self.state.in_use_order().map(str::to_owned).collect();
+        let all: Vec<String> = self.loaded_order().into_iter().map(str::to_owned).collect();
         if all.is_empty() {
             return;
         }
@@ -430,8 +457,8 @@ impl Session {
             return;
         };
         let others: Vec<&str> = self
-            .state
-            .in_use_order()
+            .loaded_order()
+            .into_iter()
             .filter(|n| *n != incoming)
             .collect();
         let excess = (others.len() + 1).saturating_sub(cap);
@@ -489,7 +516,7 @@ impl Session {
             let gone: Vec<String> = delta
                 .removed
                 .iter()
-                .filter(|name| self.state.is_loaded(name))
+                .filter(|name| self.is_loaded(name))
                 .cloned()
                 .collect();
             if !gone.is_empty() {
@@ -503,6 +530,7 @@ impl Session {
                 }
             }
             apply_delta_metadata(&mut self.announced, &message);
+            self.skills_on = true;
             self.push(message);
         } else {
             self.announced = now;
@@ -584,7 +612,7 @@ impl Session {
             .map(|t| t.name.as_str())
             .collect();
         let mut out = BTreeSet::new();
-        for skill in self.state.in_use_order() {
+        for skill in self.loaded_order() {
             let wanted: Vec<String> = match self.state.selected_tools(skill) {
                 Some(selected) => selected.iter().cloned().collect(),
                 None => self
@@ -598,15 +626,15 @@ impl Session {
         out
     }
 
-    /// The tools of the next request, sorted by name. With no skill the model
-    /// can see, the skill tools are left out.
+    /// The tools of the next request, sorted by name. Without any skill
+    /// (none the model can see, none the user can invoke) the skill tools are
+    /// left out; they appear with the first skill a delta announces, and then
+    /// stay.
     pub fn tools(&self) -> Vec<ToolSpec> {
         let config = self.agent.config();
         // No skills, no skill tools (F-AGT-1: skills are a no-op when none
-        // are configured). They appear with the first announced skill.
-        let skills_on =
-            !self.announced.is_empty() || matches!(config.catalog, CatalogMode::OnDemand);
-        let mut tools: Vec<ToolSpec> = if skills_on {
+        // are configured).
+        let mut tools: Vec<ToolSpec> = if self.skills_on {
             self.skill_tools.clone()
         } else {
             Vec::new()
@@ -629,6 +657,26 @@ impl Session {
     /// stable one first), tools sorted by name, the transcript view, and the
     /// cache breakpoints of the agent's strategy (F-AGT-2).
     pub fn build_request(&mut self) -> ModelRequest {
+        if self.agent.config().lifetime == Lifetime::Once {
+            // A `once` load counts for the requests up to the model's first
+            // answer after it (and that answer's tool calls); from the next
+            // request on it is retired. The release is recorded on the next
+            // message appended.
+            let last_answer = self
+                .transcript
+                .iter()
+                .rposition(|m| m.role == Role::Assistant);
+            let due: Vec<String> = self
+                .loaded_order()
+                .into_iter()
+                .filter(|name| {
+                    let loaded_at = self.state.loaded_at(name);
+                    matches!((loaded_at, last_answer), (Some(at), Some(answer)) if at < answer)
+                })
+                .map(str::to_owned)
+                .collect();
+            self.pending_release.extend(due);
+        }
         let start = self.view_start();
         let mut system = Vec::with_capacity(2);
         if !self.stable_system.is_empty() {
@@ -652,7 +700,6 @@ impl Session {
         };
         let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
         request.place_breakpoints(self.agent.config().cache, previous);
-        self.requested_upto = self.transcript.len();
         self.previous_last = self.transcript.len().checked_sub(1);
         request
     }
@@ -693,9 +740,13 @@ impl Session {
     /// Legacy bodies, or the fallback for loaded skills whose loading message
     /// is out of view.
     fn loaded_block(&self, start: usize) -> Option<String> {
-        let order: Vec<&str> = self.state.in_use_order().collect();
+        let order: Vec<&str> = self.loaded_order();
         match self.agent.config().materialization {
             Materialization::SystemMessage => {
+                // Load order, not use order: reading a file must not reshuffle
+                // the block (and break the cache behind it).
+                let mut order = order;
+                order.sort_by_key(|n| self.state.loaded_at(n));
                 let bodies: Vec<&str> = order
                     .iter()
                     .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
@@ -729,9 +780,12 @@ impl Session {
         let mut bodies = Vec::new();
         // In the legacy mode the bodies are in the system block already.
         let newest_first: Vec<String> = match config.materialization {
-            Materialization::ToolResult => {
-                self.state.in_use_order().rev().map(str::to_owned).collect()
-            }
+            Materialization::ToolResult => self
+                .loaded_order()
+                .into_iter()
+                .rev()
+                .map(str::to_owned)
+                .collect(),
             Materialization::SystemMessage => Vec::new(),
         };
         for name in newest_first {
@@ -759,6 +813,14 @@ impl Session {
                 report.truncated.push(name);
             }
         }
+        // Doc selections end with the compaction (their text is behind the
+        // summary); say so for the skills that had some.
+        let docs_cleared: Vec<String> = self
+            .loaded_order()
+            .into_iter()
+            .filter(|name| self.state.docs(name).is_some())
+            .map(str::to_owned)
+            .collect();
         let summary_message = Message::system(render::compaction_summary(&summary.into()))
             .with_metadata(COMPACTION_KEY, Value::Bool(true));
         self.push(summary_message);
@@ -773,11 +835,12 @@ impl Session {
             .chain(&report.dropped)
             .cloned()
             .collect();
-        if !bodies.is_empty() || !released.is_empty() {
+        if !bodies.is_empty() || !released.is_empty() || !docs_cleared.is_empty() {
             let mut message = Message::user(render::reattached(
                 &bodies,
                 &report.truncated,
                 &report.dropped,
+                &docs_cleared,
             ));
             if !report.reattached.is_empty() {
                 // Oldest first, so the replayed most-recently-used order (which
@@ -949,7 +1012,7 @@ impl Session {
                     .map(|t| t.name.as_str())
                     .collect();
                 let selected = self.state.selected_tools(meta.name.as_str());
-                let loaded = self.state.is_loaded(meta.name.as_str());
+                let loaded = self.is_loaded(meta.name.as_str());
                 let mut tools: Vec<(String, bool, bool)> = meta
                     .declared_tools
                     .iter()
@@ -1003,7 +1066,7 @@ impl Session {
         match self.current.get(name) {
             Some(meta)
                 if meta.extensions.disable_model_invocation
-                    && (for_load || !self.state.is_loaded(name)) =>
+                    && (for_load || !self.is_loaded(name)) =>
             {
                 Err(ToolError::new(
                     ToolErrorKind::UnknownSkill,
@@ -1030,18 +1093,39 @@ impl Session {
     fn loaded_meta(&self, skill: &str) -> Result<(SkillMetadata, String), ToolError> {
         let meta = self.meta(skill, false)?;
         let name = meta.name.as_str().to_owned();
-        if !self.state.is_loaded(&name) {
+        if !self.is_loaded(&name) {
             return Err(not_loaded(&name, self.agent.surface().load_tool()));
         }
         Ok((meta, name))
     }
 
+    /// Whether bodies live in the system block (legacy materialization).
+    fn legacy(&self) -> bool {
+        self.agent.config().materialization == Materialization::SystemMessage
+    }
+
     fn available_hint(&self) -> String {
         let names: Vec<&str> = visible(&self.current).map(|m| m.name.as_str()).collect();
-        if names.is_empty() {
-            "No skills are available.".to_owned()
+        let search = if self.agent.has_search() {
+            " Find skills with `search_skills`."
         } else {
-            format!("Available skills: {}.", names.join(", "))
+            ""
+        };
+        if names.is_empty() {
+            return format!("No skills are available.{search}");
+        }
+        if matches!(self.agent.config().catalog, CatalogMode::OnDemand) {
+            // The library is too large to list: that is why it is on demand.
+            return format!("{} skills are available.{search}", names.len());
+        }
+        if names.len() <= MAX_NAMES_LISTED {
+            format!("Available skills: {}.{search}", names.join(", "))
+        } else {
+            format!(
+                "Available skills include: {} (and {} more).{search}",
+                names[..MAX_NAMES_LISTED].join(", "),
+                names.len() - MAX_NAMES_LISTED
+            )
         }
     }
 
@@ -1062,24 +1146,26 @@ impl Session {
         all_docs: bool,
     ) -> Result<Message, ToolError> {
         let wants_docs = all_docs || docs.as_ref().is_some_and(|d| !d.is_empty());
-        if self.state.is_loaded(name) && !wants_docs {
+        if self.is_loaded(name) && !wants_docs {
             self.meta(name, false)?;
             // Asking for a loaded skill again is a use: it moves up in the
             // most-recently-used order the cap follows.
-            return Ok(
-                Message::tool_result(&call.id, &call.name, render::already_active(name))
-                    .with_metadata(TOUCH_KEY, Value::String(name.to_owned())),
-            );
+            return Ok(Message::tool_result(
+                &call.id,
+                &call.name,
+                render::already_active(name, self.legacy()),
+            )
+            .with_metadata(TOUCH_KEY, Value::String(name.to_owned())));
         }
-        let skill = self.fetch(name, !self.state.is_loaded(name)).await?;
+        let skill = self.fetch(name, !self.is_loaded(name)).await?;
         let name = skill.name().to_owned();
         let read_tool = self.agent.surface().read_tool();
         let mut parts = Vec::new();
         let mut message_meta: Option<Value> = None;
-        let already = self.state.is_loaded(&name);
+        let already = self.is_loaded(&name);
         let body = render::loaded_body(&skill, read_tool);
         if already {
-            parts.push(render::already_active(&name));
+            parts.push(render::already_active(&name, self.legacy()));
         } else {
             match self.agent.config().materialization {
                 Materialization::ToolResult => parts.push(body.clone()),
@@ -1093,13 +1179,8 @@ impl Session {
                 DocSelection::Some(self.check_docs(&skill, docs.unwrap_or_default())?)
             };
             let previous = self.state.docs(&name).cloned();
-            let new_docs = newly_selected(&skill, previous.as_ref(), &selection);
-            for doc in &new_docs {
-                parts.push(self.read_doc(&name, doc).await?);
-            }
-            if !new_docs.is_empty() {
-                parts.push(render::UNTRUSTED_DOCS.to_owned());
-            }
+            let new_docs = docs_to_deliver(&skill, previous.as_ref(), &selection);
+            parts.extend(self.deliver_docs(&name, &new_docs).await?);
             let merged = merge_selection(previous, selection, SelectMode::Add);
             if already {
                 parts.push(format!(
@@ -1189,6 +1270,35 @@ impl Session {
         Ok(out)
     }
 
+    /// The texts of `docs` for a tool result, within a per-call count and
+    /// size budget; docs past it are named (selected, not shown) so the model
+    /// can ask for them by name.
+    async fn deliver_docs(&self, skill: &str, docs: &[String]) -> Result<Vec<String>, ToolError> {
+        let mut parts = Vec::new();
+        let mut bytes = 0usize;
+        let mut held_back = Vec::new();
+        for doc in docs {
+            if parts.len() >= MAX_DOCS_PER_CALL || bytes >= MAX_DOC_BYTES_PER_CALL {
+                held_back.push(doc.as_str());
+                continue;
+            }
+            let text = self.read_doc(skill, doc).await?;
+            bytes += text.len();
+            parts.push(text);
+        }
+        if !parts.is_empty() {
+            parts.push(render::UNTRUSTED_DOCS.to_owned());
+        }
+        if !held_back.is_empty() {
+            parts.push(format!(
+                "Selected but not shown, to keep this result small: {}. Name the ones you need \
+                 in another call to read them.",
+                held_back.join(", ")
+            ));
+        }
+        Ok(parts)
+    }
+
     async fn read_doc(&self, skill: &str, doc: &str) -> Result<String, ToolError> {
         let content = self
             .agent
@@ -1257,7 +1367,7 @@ impl Session {
         };
         let mut message =
             Message::tool_result(&call.id, &call.name, render::skill_file(&name, &content));
-        if self.state.is_loaded(&name) {
+        if self.is_loaded(&name) {
             message = message.with_metadata(TOUCH_KEY, Value::String(name));
         }
         Ok(message)
@@ -1281,15 +1391,9 @@ impl Session {
         let new_docs = if mode == SelectMode::Clear {
             Vec::new()
         } else {
-            newly_selected(&skill, previous.as_ref(), &merged)
+            docs_to_deliver(&skill, previous.as_ref(), &requested)
         };
-        let mut parts = Vec::new();
-        for doc in &new_docs {
-            parts.push(self.read_doc(&name, doc).await?);
-        }
-        if !new_docs.is_empty() {
-            parts.push(render::UNTRUSTED_DOCS.to_owned());
-        }
+        let mut parts = self.deliver_docs(&name, &new_docs).await?;
         let names = selection_names(&merged);
         let summary = if names.is_empty() {
             format!("No docs are selected for the skill \"{name}\" now.")
@@ -1535,23 +1639,23 @@ fn resource_error(err: &Error, skill: &str, path: &str) -> ToolError {
     ToolError::new(kind, message)
 }
 
-/// Docs in `next` that `previous` did not select, in path order.
-fn newly_selected(
+/// The docs a call delivers, in path order: every doc it names (the model
+/// asks because it does not see it; after a compaction or out of the history
+/// window it may have been selected before), or for "all docs" the ones not
+/// selected before.
+fn docs_to_deliver(
     skill: &Skill,
     previous: Option<&DocSelection>,
-    next: &DocSelection,
+    requested: &DocSelection,
 ) -> Vec<String> {
-    let candidates: Vec<String> = match next {
+    match requested {
         DocSelection::All => skills_core::list_docs(skill)
             .into_iter()
             .map(|d| d.as_str().to_owned())
+            .filter(|d| !previous.is_some_and(|p| p.contains(d)))
             .collect(),
         DocSelection::Some(docs) => docs.iter().cloned().collect(),
-    };
-    candidates
-        .into_iter()
-        .filter(|d| !previous.is_some_and(|p| p.contains(d)))
-        .collect()
+    }
 }
 
 fn merge_selection(

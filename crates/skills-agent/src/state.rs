@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 use skills_core::{InjectionAction, TaggedMessage};
 
-use crate::message::{DOCS_KEY, Message, TOOLS_KEY, TOUCH_KEY};
+use crate::message::{COMPACTION_KEY, DOCS_KEY, Message, TOOLS_KEY, TOUCH_KEY};
 
 /// Which docs of a skill are selected.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,11 @@ impl LoadState {
 
     /// Applies one message (at transcript position `index`).
     pub fn apply(&mut self, index: usize, message: &Message) {
+        if message.has_metadata(COMPACTION_KEY) {
+            // The docs delivered so far are behind the summary now: nothing
+            // counts as selected any more.
+            self.docs.clear();
+        }
         for injection in message.skill_injections() {
             for name in injection.skills {
                 match injection.action {

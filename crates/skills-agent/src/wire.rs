@@ -6,6 +6,8 @@
 //! order follows the provider's cache order (tools, then system, then
 //! messages), so a byte prefix of the body is a cache prefix.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -103,7 +105,12 @@ pub fn openai_chat(request: &ModelRequest, model: &str) -> String {
                     kind: "function",
                     function: OpenAiCallFunction {
                         name: &call.name,
-                        arguments: call.arguments.to_string(),
+                        // OpenAI carries arguments as a JSON string; one the
+                        // adapter kept as that string goes back unchanged.
+                        arguments: match &call.arguments {
+                            Value::String(raw) => raw.clone(),
+                            other => other.to_string(),
+                        },
                     },
                 })
                 .collect(),
@@ -162,7 +169,7 @@ enum AnthropicBlock<'a> {
     ToolUse {
         id: &'a str,
         name: &'a str,
-        input: &'a Value,
+        input: Cow<'a, Value>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -224,6 +231,10 @@ pub fn anthropic_messages(request: &ModelRequest, model: &str) -> String {
     let mut messages: Vec<AnthropicMessage<'_>> = Vec::new();
     for (index, message) in request.messages.iter().enumerate() {
         let (role, mut blocks) = anthropic_blocks(message);
+        if blocks.is_empty() {
+            // Nothing to send (an empty reply): the API refuses empty blocks.
+            continue;
+        }
         if breaks.contains(&CacheBreakpoint::Message { index })
             && let Some(last) = blocks.last_mut()
         {
@@ -247,22 +258,14 @@ pub fn anthropic_messages(request: &ModelRequest, model: &str) -> String {
 }
 
 fn anthropic_blocks(message: &Message) -> (&'static str, Vec<AnthropicBlock<'_>>) {
+    let text = (!message.content.is_empty()).then(|| AnthropicBlock::Text {
+        text: &message.content,
+        cache_control: None,
+    });
     match message.role {
-        Role::System | Role::User => (
-            "user",
-            vec![AnthropicBlock::Text {
-                text: &message.content,
-                cache_control: None,
-            }],
-        ),
+        Role::System | Role::User => ("user", text.into_iter().collect()),
         Role::Assistant => {
-            let mut blocks = Vec::new();
-            if !message.content.is_empty() || message.tool_calls.is_empty() {
-                blocks.push(AnthropicBlock::Text {
-                    text: &message.content,
-                    cache_control: None,
-                });
-            }
+            let mut blocks: Vec<AnthropicBlock<'_>> = text.into_iter().collect();
             blocks.extend(
                 message
                     .tool_calls
@@ -270,7 +273,7 @@ fn anthropic_blocks(message: &Message) -> (&'static str, Vec<AnthropicBlock<'_>>
                     .map(|call| AnthropicBlock::ToolUse {
                         id: &call.id,
                         name: &call.name,
-                        input: &call.arguments,
+                        input: tool_input(&call.arguments),
                         cache_control: None,
                     }),
             );
@@ -285,6 +288,19 @@ fn anthropic_blocks(message: &Message) -> (&'static str, Vec<AnthropicBlock<'_>>
                 cache_control: None,
             }],
         ),
+    }
+}
+
+/// Anthropic wants `tool_use.input` to be an object: arguments kept as a JSON
+/// string are decoded, and anything else that is not an object becomes `{}`.
+fn tool_input(arguments: &Value) -> Cow<'_, Value> {
+    match arguments {
+        Value::Object(_) => Cow::Borrowed(arguments),
+        Value::String(raw) => match serde_json::from_str::<Value>(raw) {
+            Ok(decoded @ Value::Object(_)) => Cow::Owned(decoded),
+            _ => Cow::Owned(Value::Object(serde_json::Map::new())),
+        },
+        _ => Cow::Owned(Value::Object(serde_json::Map::new())),
     }
 }
 

@@ -1,10 +1,13 @@
 //! Load lifetimes and the loaded-skill cap (F-DIS-10).
 
 use serde_json::json;
-use skills_agent::{Event, Lifetime, ReleaseReason, Session};
+use skills_agent::{Dispatch, Event, Lifetime, LoadState, ReleaseReason, Session};
 use skills_core::{InjectionAction, TaggedMessage};
 
-use super::support::{CSV_MARK, PDF_MARK, builder, call_ok, reply, start, user};
+use super::support::{
+    CSV_MARK, PDF_MARK, builder, call_ok, dispatch_in_turn, plain_tool, reply, start, tool_names,
+    user,
+};
 
 fn released(session: &mut Session) -> Vec<(String, ReleaseReason)> {
     session
@@ -58,36 +61,57 @@ fn turn_lifetime_releases_at_the_next_user_message() {
 }
 
 #[test]
-fn once_lifetime_releases_after_the_answer_that_saw_it() {
+fn once_lifetime_retires_a_load_at_the_request_after_its_answer() {
     let mut session = start(builder().lifetime(Lifetime::Once));
     user(&mut session, "fill this form");
     session.build_request();
     load(&mut session, "pdf-forms");
     assert_eq!(loaded(&session), ["pdf-forms"]);
+    // The request that shows the body, and the answer to it: its own tool
+    // calls still see the skill loaded.
     session.build_request();
     reply(&mut session, "Here is the filled form.");
+    assert_eq!(loaded(&session), ["pdf-forms"]);
+    assert!(released(&mut session).is_empty());
+    // The next request no longer counts it; the release is recorded on the
+    // next message, so the transcript replays to the same state.
+    session.build_request();
+    user(&mut session, "and another one");
     assert!(session.loaded().is_empty());
     assert_eq!(
         released(&mut session),
         [("pdf-forms".to_owned(), ReleaseReason::Lifetime)]
+    );
+    assert_eq!(
+        LoadState::from_transcript(session.transcript()).loaded(),
+        session.loaded()
     );
     let again = load(&mut session, "pdf-forms");
     assert!(again.contains(PDF_MARK) && !again.contains("already loaded"));
 }
 
 #[test]
-fn once_lifetime_keeps_a_load_no_request_has_shown() {
-    let mut session = start(builder().lifetime(Lifetime::Once));
-    user(&mut session, "fill this form");
-    load(&mut session, "pdf-forms");
-    reply(
-        &mut session,
-        "An answer written before the model saw the body.",
+fn once_lifetime_lets_the_answer_use_the_tools_it_was_shown() {
+    let mut session = start(
+        builder()
+            .lifetime(Lifetime::Once)
+            .pool_tool(plain_tool("get_weather"))
+            .pool_tool(plain_tool("get_forecast")),
     );
-    assert_eq!(loaded(&session), ["pdf-forms"]);
+    user(&mut session, "weather in Oslo?");
     session.build_request();
-    reply(&mut session, "Now it has seen it.");
-    assert!(session.loaded().is_empty());
+    load(&mut session, "weather");
+    let shown = session.build_request();
+    assert!(tool_names(&shown).contains(&"get_weather".to_owned()));
+    // The answer to that request calls the tool it was shown: it runs.
+    assert_eq!(
+        dispatch_in_turn(&mut session, "get_weather", json!({"city": "Oslo"})),
+        Dispatch::External
+    );
+    session.push_tool_result("call-x", "get_weather", "rain", false);
+    // The request after that answer has retired the skill and its tools.
+    let next = session.build_request();
+    assert!(!tool_names(&next).contains(&"get_weather".to_owned()));
 }
 
 #[test]
