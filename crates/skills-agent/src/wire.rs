@@ -309,3 +309,85 @@ fn to_json<T: Serialize>(value: &T) -> String {
     // string and no `Serialize` impl here returns an error.
     serde_json::to_string(value).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::ToolCall;
+
+    fn request(messages: Vec<Message>) -> ModelRequest {
+        ModelRequest {
+            system: Vec::new(),
+            tools: Vec::new(),
+            messages,
+            cache_breakpoints: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn anthropic_never_sends_empty_text_blocks() {
+        let body = anthropic_messages(
+            &request(vec![
+                Message::user("hi"),
+                Message::assistant(""),
+                Message::assistant_with_calls(
+                    "",
+                    vec![ToolCall::new("c1", "t", serde_json::json!({}))],
+                ),
+            ]),
+            "m",
+        );
+        assert!(!body.contains(r#""text":"""#), "{body}");
+        assert!(body.contains(r#""type":"tool_use""#));
+    }
+
+    #[test]
+    fn anthropic_tool_input_is_always_an_object() {
+        let calls = vec![
+            ToolCall::new("a", "t", Value::Null),
+            ToolCall::new("b", "t", Value::String(r#"{"x":1}"#.into())),
+            ToolCall::new("c", "t", serde_json::json!([1, 2])),
+        ];
+        let body = anthropic_messages(
+            &request(vec![
+                Message::user("hi"),
+                Message::assistant_with_calls("", calls),
+            ]),
+            "m",
+        );
+        let value: Value = serde_json::from_str(&body).expect("json");
+        let blocks = value["messages"][1]["content"]
+            .as_array()
+            .expect("assistant blocks");
+        let inputs: Vec<&Value> = blocks.iter().map(|b| &b["input"]).collect();
+        assert_eq!(
+            inputs,
+            [
+                &serde_json::json!({}),
+                &serde_json::json!({"x": 1}),
+                &serde_json::json!({})
+            ]
+        );
+    }
+
+    #[test]
+    fn openai_keeps_raw_argument_strings() {
+        let raw = r#"{"name":"a"}"#;
+        let body = openai_chat(
+            &request(vec![Message::assistant_with_calls(
+                "",
+                vec![
+                    ToolCall::new("a", "t", Value::String(raw.into())),
+                    ToolCall::new("b", "t", serde_json::json!({"name": "a"})),
+                ],
+            )]),
+            "m",
+        );
+        let value: Value = serde_json::from_str(&body).expect("json");
+        let calls = value["messages"][0]["tool_calls"]
+            .as_array()
+            .expect("calls");
+        assert_eq!(calls[0]["function"]["arguments"], raw);
+        assert_eq!(calls[1]["function"]["arguments"], raw);
+    }
+}

@@ -21,6 +21,7 @@ mod engine {
     mod materialization;
     mod profiles;
     mod resume;
+    mod review_fixes;
     mod search;
     mod support;
 }
