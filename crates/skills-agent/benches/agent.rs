@@ -15,6 +15,7 @@ use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use skills_agent::{Agent, Dispatch, Message, Session, ToolCall};
 use skills_core::{InCodeProvider, InCodeSkill, define_skill};
+use skills_testkit::Lcg;
 
 const WORDS: &[&str] = &[
     "review",
@@ -47,32 +48,9 @@ const WORDS: &[&str] = &[
     "examples",
 ];
 
-/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next()).unwrap_or(0) % n
-    }
-}
-
 /// Words until the text is about `len` bytes long.
 fn words(rng: &mut Lcg, len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(WORDS[rng.below(WORDS.len())]);
-    }
+    let mut out = skills_testkit::words(rng, WORDS, len);
     out.push('.');
     out
 }
@@ -82,7 +60,7 @@ const SKILLS: usize = 50;
 /// 50 skills: descriptions of ~300 characters, bodies of ~3 KB in a few
 /// sections, one reference file each.
 fn skills() -> Vec<InCodeSkill> {
-    let mut rng = Lcg(11);
+    let mut rng = Lcg::new(11);
     (0..SKILLS)
         .map(|i| {
             let mut body = String::new();
@@ -114,7 +92,7 @@ fn agent() -> Agent {
 /// reference file of the skill loaded just before.
 fn long_session(agent: &Agent) -> Session {
     pollster::block_on(async {
-        let mut rng = Lcg(99);
+        let mut rng = Lcg::new(99);
         let mut session = agent.start_session().await.expect("session");
         for turn in 0..50 {
             session

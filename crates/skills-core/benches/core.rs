@@ -13,6 +13,7 @@ use skills_core::{
     Budget, Catalog, CatalogFormat, Origin, RenderOptions, SearchDocument, SearchIndex,
     SkillMetadata, ValidationOptions, define_skill, parse_skill_md,
 };
+use skills_testkit::Lcg;
 
 const WORDS: &[&str] = &[
     "extracts",
@@ -41,33 +42,9 @@ const WORDS: &[&str] = &[
     "quickly",
 ];
 
-/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        self.0 >> 33
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        // `n` is small; the value fits.
-        usize::try_from(self.next()).unwrap_or(0) % n
-    }
-}
-
 /// Words until the text is `len` characters long (ASCII, so bytes = chars).
 fn words(rng: &mut Lcg, len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(WORDS[rng.below(WORDS.len())]);
-    }
+    let mut out = skills_testkit::words(rng, WORDS, len);
     out.truncate(len);
     out.truncate(out.trim_end().len());
     out.push('.');
@@ -77,7 +54,7 @@ fn words(rng: &mut Lcg, len: usize) -> String {
 /// A realistic `SKILL.md`: every spec field, a ~300-character description and a
 /// Markdown body of at least `body_bytes` bytes with a `Tools:` section.
 fn skill_md(body_bytes: usize) -> String {
-    let mut rng = Lcg(7);
+    let mut rng = Lcg::new(7);
     let mut src = String::from("---\nname: report-analyst\ndescription: >-\n");
     let description = words(&mut rng, 300);
     for chunk in description
@@ -150,7 +127,7 @@ fn parse_strict(c: &mut Criterion) {
 /// 10 000 skills `skill-00001`…, descriptions of 80–200 characters, in a shuffled
 /// (but deterministic) discovery order.
 fn ten_thousand() -> Vec<SkillMetadata> {
-    let mut rng = Lcg(42);
+    let mut rng = Lcg::new(42);
     let mut skills: Vec<SkillMetadata> = (1..=10_000)
         .map(|i| {
             let len = 80 + rng.below(121);
@@ -223,7 +200,7 @@ criterion_group!(benches, parse_strict, render_catalog_10k, search_10k);
 /// 10 000 search documents: the `ten_thousand` metadata plus a ~2 KB body each
 /// (deterministic words, with a few distinctive terms sprinkled in).
 fn search_documents() -> Vec<SearchDocument> {
-    let mut rng = Lcg(1_234);
+    let mut rng = Lcg::new(1_234);
     ten_thousand()
         .iter()
         .enumerate()

@@ -19,21 +19,9 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use skills_core::SkillProvider;
 use skills_fs::{FsEnv, FsOptions, FsProvider, ManualClock};
+use skills_testkit::Lcg;
 
 const SKILLS: usize = 3_000;
-
-/// A deterministic pseudo-random sequence (64-bit LCG), so runs are comparable.
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        usize::try_from(self.0 >> 33).unwrap_or(0) % n
-    }
-}
 
 const WORDS: &[&str] = &[
     "extracts",
@@ -63,7 +51,7 @@ fn text(rng: &mut Lcg, len: usize) -> String {
 }
 
 fn generate(root: &Path) {
-    let mut rng = Lcg(42);
+    let mut rng = Lcg::new(42);
     for i in 0..SKILLS {
         let name = format!("skill-{i:04}");
         let dir = root.join(&name);

@@ -5,6 +5,7 @@
 //! the same bytes, are generated on every run (the combinatorial part uses a
 //! seeded LCG, not a random source).
 
+use skills_testkit::Lcg;
 use std::{fs, io, path::Path, path::PathBuf};
 
 /// Name of the directory used when a case's name cannot be a directory name.
@@ -799,21 +800,6 @@ fn yaml_variants() -> Vec<(&'static str, String)> {
     v
 }
 
-/// Seeded linear congruential generator (Knuth's MMIX constants).
-#[derive(Debug)]
-struct Lcg(u64);
-
-impl Lcg {
-    fn pick(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        let n = u64::try_from(n).expect("small choice count");
-        usize::try_from((self.0 >> 33) % n).expect("index below a usize")
-    }
-}
-
 /// Lower-case ASCII slug of a label, for use in case ids.
 fn slug(label: &str) -> String {
     let mut out = String::new();
@@ -1126,22 +1112,22 @@ fn combinations(
     descs: &[DescVariant],
     extras: &[ExtraVariant],
 ) {
-    let mut rng = Lcg(0x5eed_2025_0a11_5c11);
+    let mut rng = Lcg::new(0x5eed_2025_0a11_5c11);
     for _ in 0..COMBOS {
-        let name = &names[rng.pick(names.len())];
-        let dir = &name.dirs[rng.pick(name.dirs.len())];
-        let description = &descs[rng.pick(descs.len())];
-        let keep_name = rng.pick(10) != 0;
-        let keep_description = rng.pick(10) != 0;
+        let name = &names[rng.below(names.len())];
+        let dir = &name.dirs[rng.below(name.dirs.len())];
+        let description = &descs[rng.below(descs.len())];
+        let keep_name = rng.below(10) != 0;
+        let keep_description = rng.below(10) != 0;
         let mut chosen: Vec<&ExtraVariant> = Vec::new();
-        for _ in 0..rng.pick(3) {
-            let candidate = &extras[rng.pick(extras.len())];
+        for _ in 0..rng.below(3) {
+            let candidate = &extras[rng.below(extras.len())];
             if chosen.iter().all(|c| c.key() != candidate.key()) {
                 chosen.push(candidate);
             }
         }
-        let description_first = rng.pick(4) == 0;
-        let env = Envelope::COMBO[rng.pick(Envelope::COMBO.len())];
+        let description_first = rng.below(4) == 0;
+        let env = Envelope::COMBO[rng.below(Envelope::COMBO.len())];
 
         let name_line = format!("name:{}", name.frag);
         let desc_line = format!("description:{}", description.frag);
