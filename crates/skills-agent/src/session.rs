@@ -601,16 +601,20 @@ impl Session {
         start
     }
 
-    /// The pool tools exposed now: those the loaded skills declare (or had
-    /// selected), that exist in the pool.
-    fn exposed_pool(&self) -> BTreeSet<String> {
-        let pool: BTreeSet<&str> = self
-            .agent
+    /// The names of the agent's pool tools.
+    fn pool_names(&self) -> BTreeSet<&str> {
+        self.agent
             .config()
             .tool_pool
             .iter()
             .map(|t| t.name.as_str())
-            .collect();
+            .collect()
+    }
+
+    /// The pool tools exposed now: those the loaded skills declare (or had
+    /// selected), that exist in the pool.
+    fn exposed_pool(&self) -> BTreeSet<String> {
+        let pool = self.pool_names();
         let mut out = BTreeSet::new();
         for skill in self.loaded_order() {
             let wanted: Vec<String> = match self.state.selected_tools(skill) {
@@ -1004,13 +1008,7 @@ impl Session {
             Operation::ListTools => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let meta = self.meta(&a.skill, false)?;
-                let pool: BTreeSet<&str> = self
-                    .agent
-                    .config()
-                    .tool_pool
-                    .iter()
-                    .map(|t| t.name.as_str())
-                    .collect();
+                let pool = self.pool_names();
                 let selected = self.state.selected_tools(meta.name.as_str());
                 let loaded = self.is_loaded(meta.name.as_str());
                 let mut tools: Vec<(String, bool, bool)> = meta
@@ -1197,13 +1195,7 @@ impl Session {
         if !already {
             // Say which pool tools this load exposes (F-DIS-11).
             let exposed = self.exposed_pool();
-            let pool: BTreeSet<&str> = self
-                .agent
-                .config()
-                .tool_pool
-                .iter()
-                .map(|t| t.name.as_str())
-                .collect();
+            let pool = self.pool_names();
             let mut new_tools: Vec<&str> = skill
                 .metadata
                 .declared_tools
@@ -1419,16 +1411,10 @@ impl Session {
         args: SelectToolsArgs,
     ) -> Result<Message, ToolError> {
         let (meta, name) = self.loaded_meta(&args.skill)?;
-        let pool: BTreeSet<String> = self
-            .agent
-            .config()
-            .tool_pool
-            .iter()
-            .map(|t| t.name.clone())
-            .collect();
+        let pool = self.pool_names();
         let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
-        if let Some(unknown) = requested.iter().find(|t| !pool.contains(*t)) {
-            let list: Vec<&str> = pool.iter().map(String::as_str).collect();
+        if let Some(unknown) = requested.iter().find(|t| !pool.contains(t.as_str())) {
+            let list: Vec<&str> = pool.iter().copied().collect();
             return Err(ToolError::new(
                 ToolErrorKind::UnknownTool,
                 format!(
@@ -1447,7 +1433,7 @@ impl Session {
             None => meta
                 .declared_tools
                 .iter()
-                .filter(|t| pool.contains(*t))
+                .filter(|t| pool.contains(t.as_str()))
                 .cloned()
                 .collect(),
         };
