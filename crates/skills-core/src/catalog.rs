@@ -16,6 +16,9 @@ use crate::metadata::SkillMetadata;
 pub struct Catalog {
     entries: Arc<[SkillMetadata]>,
     one_line: Arc<[String]>,
+    /// `(hash of name, index into entries)`, sorted: a name lookup is a binary
+    /// search over integers and one string comparison.
+    by_hash: Arc<[(u64, usize)]>,
     fingerprint: u64,
 }
 
@@ -44,9 +47,16 @@ impl Catalog {
             .iter()
             .map(|e| one_line(&e.description, None))
             .collect();
+        let mut by_hash: Vec<(u64, usize)> = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (name_hash(e.name.as_str()), i))
+            .collect();
+        by_hash.sort_unstable();
         Self {
             entries: entries.into(),
             one_line: one_line.into(),
+            by_hash: by_hash.into(),
             fingerprint,
         }
     }
@@ -65,10 +75,13 @@ impl Catalog {
 
     /// The entry named `name`.
     pub fn get(&self, name: &str) -> Option<&SkillMetadata> {
-        self.entries
-            .binary_search_by(|e| e.name.as_str().cmp(name))
-            .ok()
-            .and_then(|i| self.entries.get(i))
+        let hash = name_hash(name);
+        let start = self.by_hash.partition_point(|(h, _)| *h < hash);
+        self.by_hash[start..]
+            .iter()
+            .take_while(|(h, _)| *h == hash)
+            .filter_map(|(_, i)| self.entries.get(*i))
+            .find(|e| e.name.as_str() == name)
     }
 
     /// `true` when a skill named `name` is in the catalog.
@@ -104,6 +117,16 @@ impl Catalog {
     pub fn render(&self, options: &RenderOptions) -> String {
         render(&self.entries, &self.one_line, options)
     }
+}
+
+/// FNV-1a of a skill name, for the lookup index.
+fn name_hash(name: &str) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
 }
 
 /// FNV-1a over the serialized metadata. Written by hand because it is six lines

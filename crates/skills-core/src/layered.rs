@@ -34,7 +34,7 @@ impl DerivedCache {
     /// builds it with `build`, stores it and returns it.
     fn get_or_build(
         &self,
-        inputs: Vec<Catalog>,
+        inputs: &[Catalog],
         build: impl FnOnce(&[Catalog]) -> Catalog,
     ) -> Catalog {
         {
@@ -44,16 +44,16 @@ impl DerivedCache {
                 && derived
                     .inputs
                     .iter()
-                    .zip(&inputs)
+                    .zip(inputs)
                     .all(|(old, new)| old.same_entries(new))
             {
                 return derived.output.clone();
             }
         }
-        let output = build(&inputs);
+        let output = build(inputs);
         let mut cached = self.0.write().unwrap_or_else(|p| p.into_inner());
         *cached = Some(Derived {
-            inputs,
+            inputs: inputs.to_vec(),
             output: output.clone(),
         });
         output
@@ -106,7 +106,7 @@ impl LayeredProvider {
                 return Ok(layer);
             }
         }
-        Err(not_found(name, &self.merged.get_or_build(catalogs, merge)))
+        Err(not_found(name, &self.merged.get_or_build(&catalogs, merge)))
     }
 }
 
@@ -119,7 +119,7 @@ fn merge(catalogs: &[Catalog]) -> Catalog {
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for LayeredProvider {
     async fn list(&self) -> Result<Catalog> {
-        Ok(self.merged.get_or_build(self.catalogs().await?, merge))
+        Ok(self.merged.get_or_build(&self.catalogs().await?, merge))
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
@@ -212,8 +212,24 @@ impl FilteredProvider {
         }
     }
 
+    /// The filtered catalog, rebuilt only when the inner one changed.
+    async fn catalog(&self) -> Result<Catalog> {
+        let all = self.inner.list().await?;
+        Ok(self
+            .filtered
+            .get_or_build(std::slice::from_ref(&all), |inputs| {
+                Catalog::new(
+                    inputs
+                        .iter()
+                        .flat_map(|c| c.entries().iter())
+                        .filter(|m| (self.filter)(m))
+                        .cloned(),
+                )
+            }))
+    }
+
     async fn visible(&self, name: &str) -> Result<()> {
-        let catalog = self.list().await?;
+        let catalog = self.catalog().await?;
         if catalog.contains(name) {
             Ok(())
         } else {
@@ -226,16 +242,7 @@ impl FilteredProvider {
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for FilteredProvider {
     async fn list(&self) -> Result<Catalog> {
-        let all = self.inner.list().await?;
-        Ok(self.filtered.get_or_build(vec![all], |inputs| {
-            Catalog::new(
-                inputs
-                    .iter()
-                    .flat_map(|c| c.entries().iter())
-                    .filter(|m| (self.filter)(m))
-                    .cloned(),
-            )
-        }))
+        self.catalog().await
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
