@@ -363,13 +363,21 @@ fn cache_listing(cache: &Path) -> Vec<String> {
 fn assert_no_entry(cache: &Path, url: &str) {
     let entry = cache_entry_dir(url, &options(cache)).unwrap();
     assert!(
-        !entry.join(".ready").exists(),
-        "{} has .ready",
+        !entry.join("current").exists(),
+        "{} has a current version",
         entry.display()
     );
+    let inside: Vec<String> = std::fs::read_dir(&entry)
+        .map(|list| {
+            list.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
     let leftovers: Vec<String> = cache_listing(cache)
         .into_iter()
-        .filter(|n| n.starts_with(".tmp-") || n.starts_with(".old-"))
+        .chain(inside)
+        .filter(|n| n.starts_with(".tmp-") || n.starts_with(".old-") || n.starts_with('v'))
         .collect();
     assert!(
         leftovers.is_empty(),
@@ -627,7 +635,7 @@ fn server_closing_mid_body_leaves_no_entry_and_a_retry_succeeds() {
     assert!(
         cache_entry_dir(&url, &options(cache.path()))
             .unwrap()
-            .join(".ready")
+            .join("current/.ready")
             .is_file()
     );
 }
