@@ -150,7 +150,7 @@ fn extract_format(archive: &Path, format: Format, ex: &mut Extractor<'_>) -> Res
         Format::SkillMd => {
             ex.count()?;
             let mut file = open()?;
-            ex.file(Path::new("SKILL.md"), &mut file, false)
+            ex.file("SKILL.md", Path::new("SKILL.md"), &mut file, false)
         }
         Format::Tar => extract_tar(open()?, ex),
         Format::TarGz => {
@@ -359,8 +359,15 @@ impl Extractor<'_> {
             .map_err(|e| io_error(format!("cannot create {}", path.display()), e))
     }
 
-    fn file(&mut self, rel: &Path, reader: &mut dyn Read, executable: bool) -> Result<(), Error> {
-        let written = rel.to_string_lossy().into_owned();
+    /// Extracts one file; `name` is its name as written in the archive.
+    fn file(
+        &mut self,
+        name: &str,
+        rel: &Path,
+        reader: &mut dyn Read,
+        executable: bool,
+    ) -> Result<(), Error> {
+        let written = name.to_owned();
         let key = Self::key(rel);
         if let Some(first) = self.files.get(&key) {
             let why = if *first == written {
@@ -469,7 +476,7 @@ fn extract_tar<R: Read>(reader: R, ex: &mut Extractor<'_>) -> Result<(), Error> 
                     return Err(ex.refuse(&name, "a file without a name"));
                 };
                 let executable = entry.header().mode().is_ok_and(|m| m & 0o111 != 0);
-                ex.file(&rel, &mut entry, executable)?;
+                ex.file(&name, &rel, &mut entry, executable)?;
             }
             other => {
                 return Err(ex.refuse(&name, &format!("unsupported entry type {other:?}")));
@@ -542,7 +549,7 @@ fn extract_zip<R: Read + Seek>(mut reader: R, ex: &mut Extractor<'_>) -> Result<
             return Err(ex.refuse(&name, "a file without a name"));
         };
         let executable = mode.is_some_and(|m| m & 0o111 != 0);
-        ex.file(&rel, &mut entry, executable)?;
+        ex.file(&name, &rel, &mut entry, executable)?;
     }
     Ok(())
 }
@@ -575,6 +582,7 @@ fn zip_declared_entries<R: Read + Seek>(reader: &mut R) -> io::Result<Option<u64
     let on_disk = u16_at(&tail, at + 8);
     let total = u16_at(&tail, at + 10);
     let mut count = on_disk.max(total);
+    let mut zip64_found = false;
     // A ZIP64 locator sits just before the record.
     let eocd_pos = tail_start + at as u64;
     if eocd_pos >= 20 {
@@ -595,9 +603,12 @@ fn zip_declared_entries<R: Read + Seek>(reader: &mut R) -> io::Result<Option<u64
                         b.copy_from_slice(&record[i..i + 8]);
                         u64::from_le_bytes(b)
                     };
-                    count = count.max(u64_at(24)).max(u64_at(32));
+                    // The ZIP64 counts replace the 16-bit ones (0xFFFF there).
+                    count = u64_at(24).max(u64_at(32));
+                    zip64_found = true;
                 }
-            } else if count == 0xFFFF {
+            }
+            if !zip64_found && count == 0xFFFF {
                 // A ZIP64 archive whose record is not where the locator says:
                 // trust neither.
                 return Ok(Some(u64::MAX));
