@@ -14,13 +14,18 @@
 //! Downloads live under [`RemoteOptions::cache_dir`], else `$SKILLS_CACHE_DIR`,
 //! else the platform cache folder (`$XDG_CACHE_HOME/skills` or `~/.cache/skills` on
 //! Linux, `~/Library/Caches/skills` on macOS, `%LOCALAPPDATA%\skills\cache` on
-//! Windows), in `remote/<sha256 of the URL>/`. That folder holds `root/` (the
-//! extracted tree, the path returned), `.meta` (URL, validators, fetch time) and the
-//! `.ready` sentinel. It is built in a temporary folder beside it and renamed into
-//! place only when complete, so another process never sees a partial tree; when two
-//! processes race, the loser discards its copy and uses the winner's. A failed or
-//! interrupted download leaves no `.ready`, and the next call downloads again.
-//! Missing cache folders are created.
+//! Windows), in `remote/<sha256 of the URL>/`. That folder holds versions
+//! `v<…>/` (each with `root/`, the extracted tree, `.meta` and the `.ready`
+//! sentinel) and a pointer `current` to one of them: a symbolic link on Unix,
+//! where the path returned is `current/root` and follows later refreshes; a small
+//! file elsewhere, where the path returned is the version's own `root`. A version
+//! is built in a temporary folder and renamed into place when complete, then
+//! `current` is replaced with one rename, so a reader finds the old tree or the
+//! new one, never none. A replaced version is kept for
+//! [`RemoteOptions::keep_replaced_for`] after it stopped being current, then
+//! removed by a later install. When two processes race on a first download, the
+//! loser discards its copy and uses the winner's. A failed or interrupted
+//! download leaves `current` as it was. Missing cache folders are created.
 //!
 //! # Revalidation
 //! By default an entry never expires (set [`RemoteOptions::max_age`] to change
@@ -34,9 +39,13 @@
 //! # Safety
 //! Archives are extracted by this module, entry by entry: absolute paths, `..`,
 //! drive letters and `:`, backslashes, NUL, symlinks, hardlinks and special files
-//! are refused, and the download, each entry, the total extracted size and the
-//! entry count are capped by counting bytes actually read (a gzip bomb stops at
-//! the limit). Executable bits are kept; no other mode bits are.
+//! are refused, as are duplicate entries (compared after normalizing `a/./b` and
+//! `a//b` and folding case) and over-long or over-deep names. The download, each
+//! entry, the total extracted size and the entry count are capped by counting
+//! bytes actually read (a gzip bomb stops at the limit); a zip's declared entry
+//! count is checked before its central directory is parsed. Every download has
+//! a deadline ([`RemoteOptions::total_timeout`], 120 s by default). Executable
+//! bits are kept; no other mode bits are.
 //!
 //! # `SKILLS_ROOT`
 //! [`roots_from_env`] reads a list of roots; see [`parse_root_list`] for the rule.
