@@ -454,12 +454,11 @@ fn switch(entry: &Path, version: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Starts the clock of a version that is no longer current (once).
+/// Starts (or restarts) the clock of a version that is no longer current. A
+/// version marked while it waited to become current gets a fresh mark when it
+/// is replaced.
 fn mark_superseded(version_dir: &Path) {
-    let marker = version_dir.join(SUPERSEDED);
-    if !marker.exists() {
-        let _ = fs::write(marker, b"");
-    }
+    let _ = fs::write(version_dir.join(SUPERSEDED), b"");
 }
 
 /// Removes versions that stopped being current more than

@@ -134,6 +134,8 @@ pub struct RemoteOptions {
     /// How long a replaced version of a cache entry is kept after it stopped
     /// being current, for readers that may still be inside it (default 5
     /// minutes). It is removed by a later install once that time has passed.
+    /// Zero removes it at once, which is only safe when one process uses the
+    /// cache entry.
     pub keep_replaced_for: Duration,
     /// Progress hook for downloads (default none).
     pub on_progress: Option<ProgressFn>,
