@@ -1557,3 +1557,85 @@ fn cache_paths_map_back_to_the_url_and_the_path_in_the_archive() {
     // Elsewhere: nothing.
     assert_eq!(remote_location(Path::new("/etc/passwd"), &opts), None);
 }
+
+// ---------------------------------------------------------------- tracing
+
+/// Records span names with their fields, and events with their level, as text.
+#[derive(Default)]
+struct Recorder {
+    lines: Mutex<Vec<String>>,
+    spans: Mutex<Vec<String>>,
+}
+
+struct Fields(String);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = Fields(span.metadata().name().to_owned());
+        span.record(&mut fields);
+        let mut spans = self.spans.lock().unwrap();
+        spans.push(fields.0);
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut fields = Fields(String::new());
+        values.record(&mut fields);
+        let mut spans = self.spans.lock().unwrap();
+        if let Some(line) = spans.get_mut(span.into_u64() as usize - 1) {
+            line.push_str(&fields.0);
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = Fields(event.metadata().level().to_string());
+        event.record(&mut fields);
+        self.lines.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn downloads_extraction_and_installs_are_traced_and_refusals_are_warned() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let body = zip_of(&[("traced/SKILL.md", &skill_md("traced"))]);
+    let len = body.len();
+    let url = server.route("/traced.zip", Route::ok(body));
+    let bad = server.route(
+        "/refused.tgz",
+        Route::ok(tgz_of(&[("../evil", b"x".as_slice())])),
+    );
+    let recorder = Arc::new(Recorder::default());
+    tracing::subscriber::with_default(Arc::clone(&recorder), || {
+        resolve_root(&url, &options(cache.path())).unwrap();
+        resolve_root(&bad, &options(cache.path())).unwrap_err();
+    });
+    let spans = recorder.spans.lock().unwrap().join("\n");
+    let lines = recorder.lines.lock().unwrap().join("\n");
+    for needle in [
+        format!("skills.remote.download url={url} conditional=false"),
+        "http_status=200".to_owned(),
+        "status=\"downloaded\"".to_owned(),
+        format!("bytes={len}"),
+        "skills.remote.extract".to_owned(),
+        "entries=1".to_owned(),
+        "skills.remote.install".to_owned(),
+    ] {
+        assert!(spans.contains(&needle), "no `{needle}` in spans:\n{spans}");
+    }
+    assert!(
+        lines.contains("WARN message=refused archive error=")
+            && lines.contains("`..` leaves the archive"),
+        "no refusal event:\n{lines}"
+    );
+}

@@ -41,6 +41,7 @@ pub(super) fn fetch(
         "skills.remote.download",
         url = %redact(url),
         conditional = prior.is_some(),
+        http_status = tracing::field::Empty,
         status = tracing::field::Empty,
         bytes = tracing::field::Empty,
         elapsed_ms = tracing::field::Empty,
@@ -53,7 +54,7 @@ pub(super) fn fetch(
     {
         fetch_file(url, dest, prior, options, started)
     } else {
-        fetch_http(url, dest, prior, options, started)
+        fetch_http(url, dest, prior, options, started, &span)
     };
     span.record("elapsed_ms", started.elapsed().as_millis() as u64);
     match &result {
@@ -108,6 +109,7 @@ fn fetch_http(
     prior: Option<&Validators>,
     options: &RemoteOptions,
     started: Instant,
+    span: &tracing::Span,
 ) -> Result<Fetched, Error> {
     let shown = redact(url);
     let config = ureq::Agent::config_builder()
@@ -137,7 +139,7 @@ fn fetch_http(
         http_error(&shown, e, options)
     })?;
     let status = response.status();
-    tracing::Span::current().record("status", status.as_u16());
+    span.record("http_status", status.as_u16());
     if status.as_u16() == 304 && prior.is_some() {
         return Ok(Fetched::NotModified);
     }
