@@ -1639,3 +1639,26 @@ fn downloads_extraction_and_installs_are_traced_and_refusals_are_warned() {
         "no refusal event:\n{lines}"
     );
 }
+
+#[test]
+fn an_entry_of_the_layout_before_versions_is_replaced() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route(
+        "/legacy.zip",
+        Route::ok(zip_of(&[("legacy/SKILL.md", &skill_md("legacy"))])),
+    );
+    let opts = options(cache.path());
+    let entry = cache_entry_dir(&url, &opts).unwrap();
+    std::fs::create_dir_all(entry.join("root/old")).unwrap();
+    std::fs::write(entry.join("root/old/SKILL.md"), skill_md("old")).unwrap();
+    std::fs::write(entry.join(".ready"), b"ok\n").unwrap();
+    std::fs::write(entry.join(".meta"), format!("url {url}\nfetched 1\n")).unwrap();
+
+    let root = resolve_root(&url, &opts).unwrap();
+    assert_eq!(valid_names(&root), ["legacy"]);
+    assert_eq!(server.hits("/legacy.zip"), 1);
+    assert!(!entry.join(".ready").exists());
+    assert!(!entry.join("root").exists());
+    assert_eq!(cache_listing(cache.path()).len(), 1);
+}
