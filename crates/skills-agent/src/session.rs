@@ -1127,7 +1127,7 @@ impl Session {
         }
     }
 
-    async fn fetch(&self, name: &str, for_load: bool) -> Result<Skill, ToolError> {
+    async fn fetch(&self, name: &str, for_load: bool) -> Result<std::sync::Arc<Skill>, ToolError> {
         let meta = self.meta(name, for_load)?;
         self.agent
             .provider()

@@ -280,10 +280,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 Format::Markdown => CatalogFormat::Markdown,
                 Format::Json => CatalogFormat::Json,
             };
-            let budget = Budget {
-                limit: budget,
-                description_cap,
-            };
+            let budget = Budget::new(budget, description_cap);
             let text = catalog.render(
                 &RenderOptions::default()
                     .with_format(format)
@@ -297,7 +294,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let provider = sources.provider(paths)?;
             let skill = block_on(provider.get(&name))?;
             if json {
-                serde_json::to_writer_pretty(&mut out, &skill)
+                serde_json::to_writer_pretty(&mut out, &*skill)
                     .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
                 writeln!(out)?;
                 return Ok(0);

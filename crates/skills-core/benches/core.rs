@@ -98,10 +98,10 @@ fn skill_md(body_bytes: usize) -> String {
 
 fn parse_strict(c: &mut Criterion) {
     let options = ValidationOptions::strict();
-    let origin = Origin {
-        file: Some("skills/report-analyst/SKILL.md"),
-        dir_name: Some("report-analyst"),
-    };
+    let origin = Origin::new(
+        Some("skills/report-analyst/SKILL.md"),
+        Some("report-analyst"),
+    );
     let mut group = c.benchmark_group("parse_strict");
     for (label, body) in [("body_4k", 4 * 1024), ("body_32k", 32 * 1024)] {
         let src = skill_md(body);

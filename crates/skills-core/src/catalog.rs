@@ -51,6 +51,13 @@ impl Catalog {
         }
     }
 
+    /// `true` when `other` holds the same entries: in O(1) when both are clones
+    /// of one snapshot (what providers return while nothing changed), otherwise
+    /// by fingerprint, then entry by entry.
+    pub fn same_entries(&self, other: &Catalog) -> bool {
+        Arc::ptr_eq(&self.entries, &other.entries) || self == other
+    }
+
     /// The entries, sorted by name.
     pub fn entries(&self) -> &[SkillMetadata] {
         &self.entries
@@ -149,6 +156,7 @@ pub enum BudgetLimit {
 
 /// How much of the catalog may be rendered (F-DIS-2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
 pub struct Budget {
     /// Total size limit; `None` = unlimited.
     pub limit: Option<BudgetLimit>,
@@ -160,6 +168,14 @@ impl Budget {
     /// No limit.
     pub fn unlimited() -> Self {
         Self::default()
+    }
+
+    /// A budget with an optional size limit and an optional description cap.
+    pub fn new(limit: Option<BudgetLimit>, description_cap: Option<usize>) -> Self {
+        Self {
+            limit,
+            description_cap,
+        }
     }
 
     /// A character limit.

@@ -121,6 +121,10 @@ codes! {
     SkillDuplicate => "skill-duplicate",
     /// A layered provider found the same skill in two layers.
     LayerCollision => "layer-collision",
+    /// A layer of a layered provider could not list its skills.
+    LayerUnavailable => "layer-unavailable",
+    /// A resource path given in code breaks the path rules (`..`, absolute, …).
+    ResourcePathInvalid => "resource-path-invalid",
     /// A file-system error while discovering or reading a skill.
     IoError => "io-error",
 }

@@ -23,6 +23,8 @@ pub enum ErrorKind {
     InvalidSkill,
     /// An I/O error.
     Io,
+    /// The provider does not offer this operation (for example raw bytes).
+    Unsupported,
     /// Anything else.
     Other,
 }
@@ -39,6 +41,7 @@ impl ErrorKind {
             ErrorKind::InvalidRange => "invalid-range",
             ErrorKind::InvalidSkill => "invalid-skill",
             ErrorKind::Io => "io",
+            ErrorKind::Unsupported => "unsupported",
             ErrorKind::Other => "other",
         }
     }

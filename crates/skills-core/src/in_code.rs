@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
@@ -12,28 +14,90 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::error::{Error, ErrorKind, Result};
 use crate::metadata::{Extensions, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS, SkillMetadata};
 use crate::name::{self, MAX_NAME_CHARS, SkillName};
-use crate::provider::{Skill, SkillProvider, not_found};
+use crate::provider::{MaybeSend, MaybeSync, Skill, SkillProvider, not_found};
 use crate::resource::{
-    DEFAULT_MAX_LISTED, DEFAULT_MAX_READ_BYTES, LineRange, ResourceContent, ResourceEntry,
-    ResourceListing, ResourcePath, text_content,
+    DEFAULT_MAX_LISTED, DEFAULT_MAX_READ_BYTES, LineRange, ResourceBytes, ResourceContent,
+    ResourceEntry, ResourceListing, ResourcePath, text_content,
 };
 use crate::tools_section::declared_tools;
 
 /// A function that produces a resource's text on first use.
 pub type ResourceLoader = Arc<dyn Fn() -> Result<String> + Send + Sync>;
 
+/// The future an [`AsyncResourceLoader`] returns: `Send` on native targets, not
+/// on `wasm32` (where it may await JavaScript).
+#[cfg(not(target_arch = "wasm32"))]
+pub type LoadFuture = Pin<Box<dyn Future<Output = Result<String>> + Send>>;
+/// The future an [`AsyncResourceLoader`] returns: `Send` on native targets, not
+/// on `wasm32` (where it may await JavaScript).
+#[cfg(target_arch = "wasm32")]
+pub type LoadFuture = Pin<Box<dyn Future<Output = Result<String>>>>;
+
+/// An async function that produces a resource's text on first use (for example
+/// from a key-value store or an HTTP fetch).
+#[cfg(not(target_arch = "wasm32"))]
+pub type AsyncResourceLoader = Arc<dyn Fn() -> LoadFuture + Send + Sync>;
+/// An async function that produces a resource's text on first use (for example
+/// from a key-value store or an HTTP fetch).
+#[cfg(target_arch = "wasm32")]
+pub type AsyncResourceLoader = Arc<dyn Fn() -> LoadFuture>;
+
+enum Loader {
+    Blocking(ResourceLoader),
+    Async(AsyncResourceLoader),
+}
+
 enum Source {
     Text(String),
+    Bytes(bytes::Bytes),
     Lazy {
-        load: ResourceLoader,
+        load: Loader,
         cache: OnceLock<String>,
     },
+}
+
+impl Source {
+    fn lazy(load: Loader) -> Self {
+        Source::Lazy {
+            load,
+            cache: OnceLock::new(),
+        }
+    }
+
+    /// The content, loading it on first use. Concurrent first uses may each run
+    /// the loader; the first result stored is the one every caller sees after.
+    async fn content(&self) -> Result<&[u8]> {
+        match self {
+            Source::Text(text) => Ok(text.as_bytes()),
+            Source::Bytes(bytes) => Ok(bytes),
+            Source::Lazy { load, cache } => {
+                if let Some(text) = cache.get() {
+                    return Ok(text.as_bytes());
+                }
+                let loaded = match load {
+                    Loader::Blocking(load) => load()?,
+                    Loader::Async(load) => load().await?,
+                };
+                Ok(cache.get_or_init(|| loaded).as_bytes())
+            }
+        }
+    }
+
+    /// The size, when known without loading.
+    fn size(&self) -> Option<u64> {
+        match self {
+            Source::Text(t) => Some(t.len() as u64),
+            Source::Bytes(b) => Some(b.len() as u64),
+            Source::Lazy { cache, .. } => cache.get().map(|t| t.len() as u64),
+        }
+    }
 }
 
 impl fmt::Debug for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Text(t) => f.debug_tuple("Text").field(&t.len()).finish(),
+            Source::Bytes(b) => f.debug_tuple("Bytes").field(&b.len()).finish(),
             Source::Lazy { cache, .. } => f
                 .debug_struct("Lazy")
                 .field("loaded", &cache.get().is_some())
@@ -131,19 +195,41 @@ impl SkillDefinition {
         self
     }
 
+    /// Adds a resource with fixed bytes (an image, an archive, a script): served
+    /// by [`SkillProvider::read_resource_bytes`]; the text read refuses it when
+    /// it is binary.
+    pub fn binary_resource(
+        mut self,
+        path: impl Into<String>,
+        bytes: impl Into<bytes::Bytes>,
+    ) -> Self {
+        self.resources
+            .push((path.into(), Source::Bytes(bytes.into())));
+        self
+    }
+
     /// Adds a resource whose text is produced by `load` on first read (and kept).
     /// A failing loader is retried on the next read.
     pub fn lazy_resource<F>(mut self, path: impl Into<String>, load: F) -> Self
     where
         F: Fn() -> Result<String> + Send + Sync + 'static,
     {
-        self.resources.push((
-            path.into(),
-            Source::Lazy {
-                load: Arc::new(load),
-                cache: OnceLock::new(),
-            },
-        ));
+        self.resources
+            .push((path.into(), Source::lazy(Loader::Blocking(Arc::new(load)))));
+        self
+    }
+
+    /// Adds a resource whose text is produced by the async `load` on first read
+    /// (and kept), for example from a key-value store. A failing loader is
+    /// retried on the next read; concurrent first reads may each run it.
+    pub fn async_lazy_resource<F, Fut>(mut self, path: impl Into<String>, load: F) -> Self
+    where
+        F: Fn() -> Fut + MaybeSend + MaybeSync + 'static,
+        Fut: Future<Output = Result<String>> + MaybeSend + 'static,
+    {
+        let load: AsyncResourceLoader = Arc::new(move || -> LoadFuture { Box::pin(load()) });
+        self.resources
+            .push((path.into(), Source::lazy(Loader::Async(load))));
         self
     }
 
@@ -197,16 +283,15 @@ impl SkillDefinition {
                         ));
                     }
                 }
-                Err(err) => problems.push(Diagnostic::error(Code::IoError, err.to_string())),
+                Err(err) => problems.push(Diagnostic::error(
+                    Code::ResourcePathInvalid,
+                    err.to_string(),
+                )),
             }
         }
         let name = match SkillName::parse(&normalized) {
             Ok(name) if problems.is_empty() => name,
-            _ => {
-                return Err(DefineError {
-                    diagnostics: problems,
-                });
-            }
+            _ => return Err(DefineError::new(problems)),
         };
         let mut metadata = SkillMetadata::new(name, description);
         metadata.license = self.license;
@@ -218,28 +303,50 @@ impl SkillDefinition {
         let listing = ResourceListing::new(
             resources
                 .iter()
-                .map(|(path, source)| {
-                    let size = match source {
-                        Source::Text(t) => Some(t.len() as u64),
-                        Source::Lazy { .. } => None,
-                    };
-                    ResourceEntry::new(path.clone(), size)
-                })
+                .map(|(path, source)| ResourceEntry::new(path.clone(), source.size()))
                 .collect(),
             DEFAULT_MAX_LISTED,
         );
         Ok(InCodeSkill {
-            skill: Skill::new(metadata, self.body.trim(), listing),
+            skill: Arc::new(Skill::new(metadata, self.body.trim(), listing)),
             resources,
         })
     }
 }
 
+/// What kind of problem made [`SkillDefinition::build`] fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DefineErrorKind {
+    /// The definition breaks the specification's rules (name, description,
+    /// compatibility) or a resource path rule; see [`DefineError::diagnostics`].
+    Invalid,
+}
+
 /// Why [`SkillDefinition::build`] failed: every problem found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefineError {
-    /// The problems.
-    pub diagnostics: Vec<Diagnostic>,
+    kind: DefineErrorKind,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl DefineError {
+    fn new(diagnostics: Vec<Diagnostic>) -> Self {
+        Self {
+            kind: DefineErrorKind::Invalid,
+            diagnostics,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> DefineErrorKind {
+        self.kind
+    }
+
+    /// Every problem found, in definition order.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
 }
 
 impl fmt::Display for DefineError {
@@ -255,7 +362,7 @@ impl std::error::Error for DefineError {}
 /// A validated in-code skill.
 #[derive(Debug)]
 pub struct InCodeSkill {
-    skill: Skill,
+    skill: Arc<Skill>,
     resources: BTreeMap<ResourcePath, Source>,
 }
 
@@ -315,16 +422,31 @@ impl InCodeProvider {
             .get(name)
             .ok_or_else(|| not_found(name, &self.catalog))
     }
+
+    /// The checked path and the source of one resource.
+    fn source(&self, name: &str, path: &str) -> Result<(ResourcePath, &Source)> {
+        let skill = self.skill(name)?;
+        let path = ResourcePath::parse(path)?;
+        match skill.resources.get(&path) {
+            Some(source) => Ok((path, source)),
+            None => Err(Error::new(
+                ErrorKind::ResourceNotFound,
+                format!("skill `{name}` has no file `{path}`"),
+            )
+            .with_available(skill.skill.resources.paths())),
+        }
+    }
 }
 
-#[async_trait]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for InCodeProvider {
     async fn list(&self) -> Result<Catalog> {
         Ok(self.catalog.clone())
     }
 
-    async fn get(&self, name: &str) -> Result<Skill> {
-        Ok(self.skill(name)?.skill.clone())
+    async fn get(&self, name: &str) -> Result<Arc<Skill>> {
+        Ok(Arc::clone(&self.skill(name)?.skill))
     }
 
     async fn read_resource(
@@ -333,26 +455,18 @@ impl SkillProvider for InCodeProvider {
         path: &str,
         range: Option<LineRange>,
     ) -> Result<ResourceContent> {
-        let skill = self.skill(name)?;
-        let path = ResourcePath::parse(path)?;
-        let Some(source) = skill.resources.get(&path) else {
-            return Err(Error::new(
-                ErrorKind::ResourceNotFound,
-                format!("skill `{name}` has no file `{path}`"),
-            )
-            .with_available(skill.skill.resources.paths()));
+        let (path, source) = self.source(name, path)?;
+        let content = source.content().await?;
+        text_content(path, content, range, self.max_read_bytes)
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes> {
+        let (path, source) = self.source(name, path)?;
+        let bytes = match source {
+            Source::Bytes(bytes) => bytes.clone(),
+            other => bytes::Bytes::copy_from_slice(other.content().await?),
         };
-        let text = match source {
-            Source::Text(text) => text.as_str(),
-            Source::Lazy { load, cache } => match cache.get() {
-                Some(text) => text.as_str(),
-                None => {
-                    let loaded = load()?;
-                    cache.get_or_init(|| loaded).as_str()
-                }
-            },
-        };
-        text_content(path, text.as_bytes(), range, self.max_read_bytes)
+        Ok(ResourceBytes::new(path, bytes))
     }
 }
 
@@ -367,14 +481,15 @@ mod tests {
             .resource("../x", "y")
             .build()
             .expect_err("invalid");
-        let codes: Vec<_> = err.diagnostics.iter().map(|d| d.code).collect();
+        assert_eq!(err.kind(), DefineErrorKind::Invalid);
+        let codes: Vec<_> = err.diagnostics().iter().map(|d| d.code).collect();
         assert_eq!(
             codes,
             vec![
                 Code::NameNotLowercase,
                 Code::NameInvalidChars,
                 Code::DescriptionEmpty,
-                Code::IoError
+                Code::ResourcePathInvalid
             ]
         );
         assert!(err.to_string().contains("name-not-lowercase"));
@@ -424,6 +539,62 @@ mod tests {
                 .await
                 .expect_err("abs");
             assert_eq!(e.kind(), ErrorKind::InvalidPath);
+        });
+    }
+
+    #[test]
+    fn binary_and_async_resources() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = calls.clone();
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        let skill = define_skill("art", "Draws. Use when asked for a picture.")
+            .binary_resource("assets/logo.png", png.clone())
+            .async_lazy_resource("references/remote.md", move || {
+                let counter = counter.clone();
+                async move {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    Ok("fetched\n".to_owned())
+                }
+            })
+            .build()
+            .expect("valid");
+        let p = InCodeProvider::new([skill]).expect("provider");
+        pollster::block_on(async {
+            let bytes = p
+                .read_resource_bytes("art", "assets/logo.png")
+                .await
+                .expect("bytes");
+            assert_eq!(
+                (bytes.mime.as_str(), &bytes.bytes[..]),
+                ("image/png", &png[..])
+            );
+            let err = p
+                .read_resource("art", "assets/logo.png", None)
+                .await
+                .expect_err("binary");
+            assert_eq!(err.kind(), ErrorKind::Binary);
+            assert!(err.message().contains("image/png, 16 bytes"), "{err}");
+            for _ in 0..2 {
+                let text = p
+                    .read_resource("art", "references/remote.md", None)
+                    .await
+                    .expect("read");
+                assert_eq!(text.text, "fetched\n");
+            }
+            assert_eq!(calls.load(Ordering::SeqCst), 1);
+            let bytes = p
+                .read_resource_bytes("art", "references/remote.md")
+                .await
+                .expect("bytes");
+            assert_eq!(
+                (bytes.mime.as_str(), bytes.is_text()),
+                ("text/markdown", true)
+            );
+            let err = p
+                .read_resource_bytes("art", "../x")
+                .await
+                .expect_err("traversal");
+            assert_eq!(err.kind(), ErrorKind::InvalidPath);
         });
     }
 

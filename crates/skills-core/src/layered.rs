@@ -1,5 +1,10 @@
 //! Composing providers (F-PRV-9): layers with precedence, filtered views, and a
 //! swappable provider whose skill set can be replaced while agents use it.
+//!
+//! Layered and filtered views keep the catalog they built last together with the
+//! inner catalogs it was built from, and rebuild only when an inner catalog
+//! changed (compared in O(1) when the inner provider returns the same snapshot,
+//! which every provider in this workspace does while nothing changed).
 
 use std::fmt;
 use std::sync::{Arc, RwLock};
@@ -11,14 +16,59 @@ use crate::diagnostic::{Code, Diagnostic};
 use crate::error::Result;
 use crate::metadata::SkillMetadata;
 use crate::provider::{Skill, SkillProvider, not_found};
-use crate::resource::{LineRange, ResourceContent};
+use crate::resource::{LineRange, ResourceBytes, ResourceContent};
+
+/// A catalog built from other catalogs, with the inputs it was built from.
+#[derive(Debug, Clone, Default)]
+struct Derived {
+    inputs: Vec<Catalog>,
+    output: Catalog,
+}
+
+/// The last derived catalog, shared by clones of a view.
+#[derive(Debug, Default)]
+struct DerivedCache(RwLock<Option<Derived>>);
+
+impl DerivedCache {
+    /// The cached output when it was built from exactly `inputs`; otherwise
+    /// builds it with `build`, stores it and returns it.
+    fn get_or_build(
+        &self,
+        inputs: Vec<Catalog>,
+        build: impl FnOnce(&[Catalog]) -> Catalog,
+    ) -> Catalog {
+        {
+            let cached = self.0.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(derived) = cached.as_ref()
+                && derived.inputs.len() == inputs.len()
+                && derived
+                    .inputs
+                    .iter()
+                    .zip(&inputs)
+                    .all(|(old, new)| old.same_entries(new))
+            {
+                return derived.output.clone();
+            }
+        }
+        let output = build(&inputs);
+        let mut cached = self.0.write().unwrap_or_else(|p| p.into_inner());
+        *cached = Some(Derived {
+            inputs,
+            output: output.clone(),
+        });
+        output
+    }
+}
 
 /// Several providers as one. Earlier layers win: when two layers have a skill with
 /// the same name, the earlier layer's skill is used and a `layer-collision`
 /// warning names both layers.
+///
+/// The merged catalog is cached and rebuilt only when a layer's catalog changes.
 #[derive(Debug, Clone, Default)]
 pub struct LayeredProvider {
     layers: Vec<(String, Arc<dyn SkillProvider>)>,
+    merged: Arc<DerivedCache>,
 }
 
 impl LayeredProvider {
@@ -36,6 +86,7 @@ impl LayeredProvider {
         provider: Arc<dyn SkillProvider>,
     ) -> Self {
         self.layers.push((label.into(), provider));
+        self.merged = Arc::default();
         self
     }
 
@@ -55,7 +106,7 @@ impl LayeredProvider {
                 return Ok(layer);
             }
         }
-        Err(not_found(name, &merge(&catalogs)))
+        Err(not_found(name, &self.merged.get_or_build(catalogs, merge)))
     }
 }
 
@@ -64,14 +115,22 @@ fn merge(catalogs: &[Catalog]) -> Catalog {
     Catalog::new(catalogs.iter().flat_map(|c| c.entries().iter().cloned()))
 }
 
-#[async_trait]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for LayeredProvider {
     async fn list(&self) -> Result<Catalog> {
-        Ok(merge(&self.catalogs().await?))
+        Ok(self.merged.get_or_build(self.catalogs().await?, merge))
     }
 
-    async fn get(&self, name: &str) -> Result<Skill> {
+    async fn get(&self, name: &str) -> Result<Arc<Skill>> {
         self.owner(name).await?.get(name).await
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes> {
+        self.owner(name)
+            .await?
+            .read_resource_bytes(name, path)
+            .await
     }
 
     async fn read_resource(
@@ -95,7 +154,7 @@ impl SkillProvider for LayeredProvider {
                 Ok(c) => c,
                 Err(err) => {
                     out.push(Diagnostic::warning(
-                        Code::IoError,
+                        Code::LayerUnavailable,
                         format!("layer `{label}` could not list its skills: {err}"),
                     ));
                     continue;
@@ -122,10 +181,14 @@ pub type SkillFilter = Arc<dyn Fn(&SkillMetadata) -> bool + Send + Sync>;
 
 /// A view of a provider that shows only the skills a predicate accepts, e.g. per
 /// tenant or per request. Hidden skills behave exactly like missing ones.
+///
+/// The filtered catalog is cached and rebuilt only when the inner catalog
+/// changes, so the predicate must depend on the metadata alone.
 #[derive(Clone)]
 pub struct FilteredProvider {
     inner: Arc<dyn SkillProvider>,
     filter: SkillFilter,
+    filtered: Arc<DerivedCache>,
 }
 
 impl fmt::Debug for FilteredProvider {
@@ -145,6 +208,7 @@ impl FilteredProvider {
         Self {
             inner,
             filter: Arc::new(filter),
+            filtered: Arc::default(),
         }
     }
 
@@ -158,18 +222,30 @@ impl FilteredProvider {
     }
 }
 
-#[async_trait]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for FilteredProvider {
     async fn list(&self) -> Result<Catalog> {
         let all = self.inner.list().await?;
-        Ok(Catalog::new(
-            all.entries().iter().filter(|m| (self.filter)(m)).cloned(),
-        ))
+        Ok(self.filtered.get_or_build(vec![all], |inputs| {
+            Catalog::new(
+                inputs
+                    .iter()
+                    .flat_map(|c| c.entries().iter())
+                    .filter(|m| (self.filter)(m))
+                    .cloned(),
+            )
+        }))
     }
 
-    async fn get(&self, name: &str) -> Result<Skill> {
+    async fn get(&self, name: &str) -> Result<Arc<Skill>> {
         self.visible(name).await?;
         self.inner.get(name).await
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes> {
+        self.visible(name).await?;
+        self.inner.read_resource_bytes(name, path).await
     }
 
     async fn read_resource(
@@ -218,14 +294,19 @@ impl SwappableProvider {
     }
 }
 
-#[async_trait]
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for SwappableProvider {
     async fn list(&self) -> Result<Catalog> {
         self.current().list().await
     }
 
-    async fn get(&self, name: &str) -> Result<Skill> {
+    async fn get(&self, name: &str) -> Result<Arc<Skill>> {
         self.current().get(name).await
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes> {
+        self.current().read_resource_bytes(name, path).await
     }
 
     async fn read_resource(
@@ -291,6 +372,40 @@ mod tests {
             assert_eq!(list.names().collect::<Vec<_>>(), vec!["a", "b"]);
             assert_eq!(swap.get("a").await.expect("get").body, "x2");
             assert_eq!(swap.current().list().await.expect("list").len(), 2);
+        });
+    }
+
+    #[test]
+    fn derived_catalogs_are_rebuilt_only_when_an_inner_catalog_changes() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let inner = Arc::new(SwappableProvider::new(provider(&[("a", "x"), ("b", "y")])));
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = calls.clone();
+        let view = FilteredProvider::new(inner.clone(), move |m| {
+            counter.fetch_add(1, Ordering::SeqCst);
+            m.name.as_str() != "b"
+        });
+        let layered = LayeredProvider::new()
+            .with_layer("one", inner.clone())
+            .with_layer("two", provider(&[("c", "z")]));
+        pollster::block_on(async {
+            let first = view.list().await.expect("list");
+            let merged = layered.list().await.expect("list");
+            for _ in 0..5 {
+                assert!(view.list().await.expect("list").same_entries(&first));
+                assert!(view.get("a").await.is_ok());
+                assert!(layered.list().await.expect("list").same_entries(&merged));
+            }
+            // Two entries filtered once; lookups reuse the cached view.
+            assert_eq!(calls.load(Ordering::SeqCst), 2);
+            inner.replace(provider(&[("a", "x"), ("b", "y"), ("d", "w")]));
+            let names = |c: Catalog| c.names().map(str::to_owned).collect::<Vec<_>>();
+            assert_eq!(names(view.list().await.expect("list")), ["a", "d"]);
+            assert_eq!(calls.load(Ordering::SeqCst), 5);
+            assert_eq!(
+                names(layered.list().await.expect("list")),
+                ["a", "b", "c", "d"]
+            );
         });
     }
 

@@ -25,7 +25,7 @@
 //! ```
 //! use skills_core::{parse_skill_md, Origin, ValidationOptions, Catalog, RenderOptions};
 //! let src = "---\nname: greet\ndescription: Greets people. Use when the user says hello.\n---\nSay hello.\n";
-//! let out = parse_skill_md(src, Origin { file: Some("greet/SKILL.md"), dir_name: Some("greet") }, &ValidationOptions::strict());
+//! let out = parse_skill_md(src, Origin::new(Some("greet/SKILL.md"), Some("greet")), &ValidationOptions::strict());
 //! assert!(out.is_valid());
 //! let catalog = Catalog::new(out.document.map(|d| d.metadata));
 //! assert!(catalog.render(&RenderOptions::default()).contains(r#"<skill name="greet">"#));
@@ -51,13 +51,17 @@ pub use catalog::{Budget, BudgetLimit, Catalog, CatalogFormat, RenderOptions, es
 pub use diagnostic::{Code, Diagnostic, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
-pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
+pub use in_code::{
+    AsyncResourceLoader, DefineError, DefineErrorKind, InCodeProvider, InCodeSkill, LoadFuture,
+    ResourceLoader, SkillDefinition, define_skill,
+};
 pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
 pub use metadata::{ContextMode, Extensions, SkillMetadata};
 pub use name::{ReservedNames, SkillName};
-pub use provider::{Skill, SkillProvider};
+pub use provider::{MaybeSend, MaybeSync, Skill, SkillProvider};
 pub use resource::{
-    LineRange, ResourceContent, ResourceEntry, ResourceKind, ResourceListing, ResourcePath,
+    LineRange, ResourceBytes, ResourceContent, ResourceEntry, ResourceKind, ResourceListing,
+    ResourcePath, guess_mime,
 };
 pub use search::{SearchDocument, SearchHit, SearchIndex, SearchOptions};
 pub use tagging::{

@@ -199,17 +199,18 @@ impl ResourceListing {
     }
 }
 
-/// An inclusive, 1-based range of lines; `end == None` means "to the end".
+/// An inclusive, 1-based range of lines; an open end means "to the end".
+///
+/// Built only through [`LineRange::new`] or [`LineRange::parse`], so a range
+/// always starts at line 1 or later and never ends before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub struct LineRange {
-    /// First line, 1-based.
-    pub start: usize,
-    /// Last line (inclusive), or the end of the file.
-    pub end: Option<usize>,
+    start: usize,
+    end: Option<usize>,
 }
 
 impl LineRange {
-    /// A range from `start` to `end` inclusive.
+    /// A range from `start` to `end` inclusive (`None`: to the end of the file).
     ///
     /// # Errors
     /// [`ErrorKind::InvalidRange`] when `start` is 0 or `end < start`.
@@ -229,6 +230,16 @@ impl LineRange {
             ));
         }
         Ok(Self { start, end })
+    }
+
+    /// The first line, 1-based.
+    pub fn start(&self) -> usize {
+        self.start
+    }
+
+    /// The last line (inclusive), or `None` for "to the end of the file".
+    pub fn end(&self) -> Option<usize> {
+        self.end
     }
 
     /// Parses `A:B`, `A:` or `A` (a single line).
@@ -257,7 +268,10 @@ impl LineRange {
 }
 
 /// The text of a resource (or a part of it) as returned to a caller.
+///
+/// Built by [`text_content`]; the fields are for reading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ResourceContent {
     /// The path that was read.
     pub path: ResourcePath,
@@ -297,9 +311,9 @@ pub fn text_content(
         .get(..bytes.len().min(8192))
         .is_some_and(|h| h.contains(&0))
     {
-        return Err(binary_error(&path));
+        return Err(binary_error(&path, bytes));
     }
-    let text = std::str::from_utf8(bytes).map_err(|_| binary_error(&path))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| binary_error(&path, bytes))?;
     let total_lines = text.lines().count();
     let (first_line, selected) = match range {
         None => (1, text),
@@ -359,11 +373,176 @@ pub fn text_content(
     })
 }
 
-fn binary_error(path: &ResourcePath) -> Error {
+/// The refusal for binary content: names the type and the size, so a caller (often a
+/// model) knows what the file is without reading it.
+fn binary_error(path: &ResourcePath, bytes: &[u8]) -> Error {
+    let mime = sniff_mime(bytes).unwrap_or_else(|| guess_mime(path.as_str()));
     Error::new(
         ErrorKind::Binary,
-        format!("`{path}` is a binary file and cannot be read as text"),
+        format!(
+            "`{path}` is a binary file ({mime}, {} bytes) and cannot be read as text",
+            bytes.len()
+        ),
     )
+}
+
+/// A resource's raw bytes with a MIME type, for callers that need binary files
+/// (scripts to stage, images and archives to serve).
+///
+/// Returned by [`SkillProvider::read_resource_bytes`](crate::SkillProvider::read_resource_bytes).
+/// Cloning is cheap: the bytes are reference-counted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResourceBytes {
+    /// The path that was read.
+    pub path: ResourcePath,
+    /// The whole file.
+    pub bytes: bytes::Bytes,
+    /// The MIME type: sniffed from well-known signatures, otherwise guessed from
+    /// the extension (see [`guess_mime`]).
+    pub mime: String,
+}
+
+impl ResourceBytes {
+    /// Bytes read from `path`; the MIME type is sniffed from the content, then
+    /// guessed from the extension.
+    pub fn new(path: ResourcePath, bytes: impl Into<bytes::Bytes>) -> Self {
+        let bytes = bytes.into();
+        let mime = sniff_mime(&bytes)
+            .unwrap_or_else(|| guess_mime(path.as_str()))
+            .to_owned();
+        Self { path, bytes, mime }
+    }
+
+    /// Replaces the MIME type (for providers that know better).
+    #[must_use]
+    pub fn with_mime(mut self, mime: impl Into<String>) -> Self {
+        self.mime = mime.into();
+        self
+    }
+
+    /// The size in bytes.
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// `true` for an empty file.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// `true` when the bytes are text (UTF-8 without NUL in the first 8 KiB).
+    pub fn is_text(&self) -> bool {
+        !looks_binary(&self.bytes)
+    }
+}
+
+/// The MIME type of a file named `path`, from its extension (a fixed table of the
+/// types skills commonly ship); `application/octet-stream` when unknown.
+///
+/// Pure and deterministic, so every provider and target agrees.
+pub fn guess_mime(path: &str) -> &'static str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let Some((_, ext)) = name.rsplit_once('.') else {
+        return "application/octet-stream";
+    };
+    let ext = ext.to_ascii_lowercase();
+    MIME_TABLE
+        .binary_search_by(|(e, _)| (*e).cmp(ext.as_str()))
+        .map_or("application/octet-stream", |i| MIME_TABLE[i].1)
+}
+
+/// Extension → MIME type, sorted by extension (binary-searched).
+const MIME_TABLE: &[(&str, &str)] = &[
+    ("7z", "application/x-7z-compressed"),
+    ("bash", "text/x-shellscript"),
+    ("bmp", "image/bmp"),
+    ("c", "text/x-c"),
+    ("cfg", "text/plain"),
+    ("cjs", "text/javascript"),
+    ("cpp", "text/x-c++"),
+    ("css", "text/css"),
+    ("csv", "text/csv"),
+    ("doc", "application/msword"),
+    (
+        "docx",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ),
+    ("gif", "image/gif"),
+    ("go", "text/x-go"),
+    ("gz", "application/gzip"),
+    ("h", "text/x-c"),
+    ("htm", "text/html"),
+    ("html", "text/html"),
+    ("ico", "image/vnd.microsoft.icon"),
+    ("ini", "text/plain"),
+    ("ipynb", "application/x-ipynb+json"),
+    ("java", "text/x-java"),
+    ("jpeg", "image/jpeg"),
+    ("jpg", "image/jpeg"),
+    ("js", "text/javascript"),
+    ("json", "application/json"),
+    ("jsonl", "application/jsonl"),
+    ("md", "text/markdown"),
+    ("mjs", "text/javascript"),
+    ("mp3", "audio/mpeg"),
+    ("mp4", "video/mp4"),
+    ("pdf", "application/pdf"),
+    ("pl", "text/x-perl"),
+    ("png", "image/png"),
+    (
+        "pptx",
+        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ),
+    ("ps1", "text/plain"),
+    ("py", "text/x-python"),
+    ("rb", "text/x-ruby"),
+    ("rs", "text/x-rust"),
+    ("sh", "text/x-shellscript"),
+    ("sql", "application/sql"),
+    ("svg", "image/svg+xml"),
+    ("tar", "application/x-tar"),
+    ("tgz", "application/gzip"),
+    ("toml", "application/toml"),
+    ("ts", "text/x-typescript"),
+    ("tsv", "text/tab-separated-values"),
+    ("ttf", "font/ttf"),
+    ("txt", "text/plain"),
+    ("wasm", "application/wasm"),
+    ("wav", "audio/wav"),
+    ("webp", "image/webp"),
+    ("woff", "font/woff"),
+    ("woff2", "font/woff2"),
+    (
+        "xlsx",
+        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ),
+    ("xml", "application/xml"),
+    ("yaml", "application/yaml"),
+    ("yml", "application/yaml"),
+    ("zip", "application/zip"),
+];
+
+/// The MIME type of well-known binary signatures (PNG, JPEG, GIF, PDF, ZIP, gzip,
+/// WebP, wasm), or `None`.
+fn sniff_mime(bytes: &[u8]) -> Option<&'static str> {
+    const SIGNATURES: &[(&[u8], &str)] = &[
+        (b"\x89PNG\r\n\x1a\n", "image/png"),
+        (b"\xff\xd8\xff", "image/jpeg"),
+        (b"GIF87a", "image/gif"),
+        (b"GIF89a", "image/gif"),
+        (b"%PDF-", "application/pdf"),
+        (b"PK\x03\x04", "application/zip"),
+        (b"\x1f\x8b", "application/gzip"),
+        (b"\0asm", "application/wasm"),
+    ];
+    if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        return Some("image/webp");
+    }
+    SIGNATURES
+        .iter()
+        .find(|(magic, _)| bytes.starts_with(magic))
+        .map(|(_, mime)| *mime)
 }
 
 /// Byte offset of the start of 0-based line `n` (or the end of the text).
@@ -443,27 +622,10 @@ mod tests {
 
     #[test]
     fn line_ranges() {
-        assert_eq!(
-            LineRange::parse("2:3").ok(),
-            Some(LineRange {
-                start: 2,
-                end: Some(3)
-            })
-        );
-        assert_eq!(
-            LineRange::parse("4:").ok(),
-            Some(LineRange {
-                start: 4,
-                end: None
-            })
-        );
-        assert_eq!(
-            LineRange::parse("5").ok(),
-            Some(LineRange {
-                start: 5,
-                end: Some(5)
-            })
-        );
+        let parsed = |t: &str| LineRange::parse(t).ok().map(|r| (r.start(), r.end()));
+        assert_eq!(parsed("2:3"), Some((2, Some(3))));
+        assert_eq!(parsed("4:"), Some((4, None)));
+        assert_eq!(parsed("5"), Some((5, Some(5))));
         for bad in ["0:1", "3:2", "a:b", "", ":"] {
             assert_eq!(
                 LineRange::parse(bad).map_err(|e| e.kind()).err(),
@@ -505,5 +667,38 @@ mod tests {
             Some(ErrorKind::Binary)
         );
         assert!(looks_binary(b"\x89PNG\0"));
+    }
+
+    #[test]
+    fn binary_refusals_name_type_and_size() {
+        let p = ResourcePath::parse("assets/logo.png").expect("path");
+        let err = text_content(p, b"\x89PNG\r\n\x1a\n\0\0", None, 10).expect_err("binary");
+        assert_eq!(
+            err.message(),
+            "`assets/logo.png` is a binary file (image/png, 10 bytes) and cannot be read as text"
+        );
+        let p = ResourcePath::parse("data/blob.bin").expect("path");
+        let err = text_content(p, b"\xff\xfe", None, 10).expect_err("binary");
+        assert!(
+            err.message()
+                .contains("(application/octet-stream, 2 bytes)")
+        );
+    }
+
+    #[test]
+    fn mime_table_is_sorted_and_guesses() {
+        assert!(MIME_TABLE.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(guess_mime("scripts/run.PY"), "text/x-python");
+        assert_eq!(guess_mime("a/b.tar.gz"), "application/gzip");
+        assert_eq!(guess_mime("Makefile"), "application/octet-stream");
+        assert_eq!(guess_mime(".hidden"), "application/octet-stream");
+        let b = ResourceBytes::new(
+            ResourcePath::parse("x.dat").expect("path"),
+            &b"%PDF-1.7"[..],
+        );
+        assert_eq!(
+            (b.mime.as_str(), b.len(), b.is_text()),
+            ("application/pdf", 8, true)
+        );
     }
 }

@@ -84,6 +84,7 @@ impl ValidationOptions {
 
 /// A parsed skill file: metadata and body.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct SkillDocument {
     /// The frontmatter, validated.
     pub metadata: SkillMetadata,
@@ -91,8 +92,19 @@ pub struct SkillDocument {
     pub body: String,
 }
 
+impl SkillDocument {
+    /// A document from validated metadata and a body.
+    pub fn new(metadata: SkillMetadata, body: impl Into<String>) -> Self {
+        Self {
+            metadata,
+            body: body.into(),
+        }
+    }
+}
+
 /// What [`parse_skill_md`] found.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ParseOutcome {
     /// The skill, when it has no errors in the chosen mode.
     pub document: Option<SkillDocument>,
@@ -109,12 +121,20 @@ impl ParseOutcome {
 
 /// Where the text came from, for diagnostics and the directory-name rule.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Origin<'a> {
     /// The file path to put in diagnostics.
     pub file: Option<&'a str>,
     /// The name of the directory holding the file; when given, the skill name must
     /// match it.
     pub dir_name: Option<&'a str>,
+}
+
+impl<'a> Origin<'a> {
+    /// An origin: the file path for diagnostics and the name of its folder.
+    pub const fn new(file: Option<&'a str>, dir_name: Option<&'a str>) -> Self {
+        Self { file, dir_name }
+    }
 }
 
 /// Parses raw bytes; non-UTF-8 input gives a `not-utf8` diagnostic.

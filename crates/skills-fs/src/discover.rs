@@ -263,10 +263,7 @@ fn load_skill_md(
         .and_then(|n| n.to_str());
     let outcome = parse_skill_md_bytes(
         &bytes,
-        Origin {
-            file: Some(&file),
-            dir_name,
-        },
+        Origin::new(Some(&file), dir_name),
         &options.validation,
     );
     skill.document = outcome.document;

@@ -41,7 +41,7 @@ struct Snapshot {
 #[derive(Debug)]
 struct Loaded {
     dir: PathBuf,
-    skill: Skill,
+    skill: Arc<Skill>,
     /// Its `SKILL.md`, its folder, every folder and file of its listing.
     stamps: Vec<Stamp>,
     racy: bool,
@@ -276,7 +276,7 @@ impl FsProvider {
     /// The skill `get` last returned, if still current: within the cooldown of its
     /// last confirmation without any file-system call, after it when one `stat`
     /// of each of its files shows nothing changed.
-    fn cached(&self, name: &str, dir: &Path) -> Option<Skill> {
+    fn cached(&self, name: &str, dir: &Path) -> Option<Arc<Skill>> {
         let loaded = lock(&self.loaded).get(name).cloned()?;
         if loaded.dir != dir || loaded.racy {
             return None;
@@ -367,7 +367,7 @@ impl SkillProvider for FsProvider {
         Ok(self.fresh().catalog.clone())
     }
 
-    async fn get(&self, name: &str) -> Result<Skill, Error> {
+    async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
         let (snapshot, dir) = self.dir_of(name)?;
         if let Some(skill) = self.cached(name, &dir) {
             return Ok(skill);
@@ -392,9 +392,10 @@ impl SkillProvider for FsProvider {
         }
         let taken = self.env.clock.wall();
         let racy = stamps.iter().any(|s| s.is_racy(taken));
+        let skill = Arc::new(skill);
         let entry = Arc::new(Loaded {
             dir,
-            skill: skill.clone(),
+            skill: Arc::clone(&skill),
             stamps,
             racy,
             verified_at: AtomicU64::new(self.elapsed()),

@@ -428,7 +428,7 @@ impl SkillProvider for StandardProvider {
         self.layered.list().await
     }
 
-    async fn get(&self, name: &str) -> Result<Skill, Error> {
+    async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
         self.layered.get(name).await
     }
 

@@ -151,7 +151,7 @@ impl SkillProvider for FailingGet {
         self.inner.list().await
     }
 
-    async fn get(&self, name: &str) -> skills_core::Result<Skill> {
+    async fn get(&self, name: &str) -> skills_core::Result<Arc<Skill>> {
         if name == "pdf-forms" {
             return Err(Error::new(ErrorKind::Io, "disk unplugged"));
         }

@@ -196,10 +196,7 @@ fn non_utf8_is_located() {
     for options in both_modes() {
         let outcome = parse_skill_md_bytes(
             src,
-            Origin {
-                file: Some("bytes/SKILL.md"),
-                dir_name: Some("bytes"),
-            },
+            Origin::new(Some("bytes/SKILL.md"), Some("bytes")),
             &options,
         );
         assert!(outcome.document.is_none());

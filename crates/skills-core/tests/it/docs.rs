@@ -157,7 +157,9 @@ fn unknown_skill_is_skill_not_found() {
 #[test]
 fn a_truncated_listing_still_accepts_doc_shaped_names() {
     let provider = provider();
-    let mut skill = pollster::block_on(provider.get("pdf-tools")).expect("get");
+    let mut skill = std::sync::Arc::unwrap_or_clone(
+        pollster::block_on(provider.get("pdf-tools")).expect("get"),
+    );
     skill.resources = ResourceListing::new(skill.resources.entries.clone(), 1);
     assert!(skill.resources.omitted > 0);
     let found = find_doc(&skill, "references/not-listed.md").expect("doc-shaped");

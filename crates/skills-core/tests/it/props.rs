@@ -134,10 +134,7 @@ fn check_outcome_consistency(outcome: &skills_core::ParseOutcome) -> Result<(), 
     Ok(())
 }
 
-const ORIGIN: Origin<'static> = Origin {
-    file: Some("x/SKILL.md"),
-    dir_name: None,
-};
+const ORIGIN: Origin<'static> = Origin::new(Some("x/SKILL.md"), None);
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
@@ -285,10 +282,7 @@ fn check_budget(
         catalog.render(
             &RenderOptions::default()
                 .with_format(format)
-                .with_budget(Budget {
-                    limit: Some(limit(max)),
-                    description_cap: cap,
-                }),
+                .with_budget(Budget::new(Some(limit(max)), cap)),
         )
     };
     let smallest = render(0);

@@ -16,14 +16,7 @@ pub(crate) fn snapshot_settings() -> insta::Settings {
 /// Parses `src` as `skills/<dir>/SKILL.md`.
 pub(crate) fn parse_in_dir(src: &str, dir: &str, options: &ValidationOptions) -> ParseOutcome {
     let file = format!("skills/{dir}/SKILL.md");
-    parse_skill_md(
-        src,
-        Origin {
-            file: Some(&file),
-            dir_name: Some(dir),
-        },
-        options,
-    )
+    parse_skill_md(src, Origin::new(Some(&file), Some(dir)), options)
 }
 
 /// The diagnostics' `Display` forms, one per line.

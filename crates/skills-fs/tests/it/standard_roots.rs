@@ -73,7 +73,7 @@ impl World {
 }
 
 fn body(provider: &StandardProvider, name: &str) -> String {
-    block_on(provider.get(name)).expect("get").body
+    block_on(provider.get(name)).expect("get").body.clone()
 }
 
 fn names(provider: &StandardProvider) -> Vec<String> {

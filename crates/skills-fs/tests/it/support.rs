@@ -96,7 +96,7 @@ pub(crate) fn names(provider: &FsProvider) -> Vec<String> {
 }
 
 pub(crate) fn get(provider: &FsProvider, name: &str) -> Result<Skill, Error> {
-    block_on(provider.get(name))
+    block_on(provider.get(name)).map(std::sync::Arc::unwrap_or_clone)
 }
 
 pub(crate) fn read(
