@@ -1604,8 +1604,36 @@ impl tracing::Subscriber for Recorder {
     fn exit(&self, _: &tracing::span::Id) {}
 }
 
+/// Runs [`trace_check`] in a child process of its own: tracing caches per call
+/// site whether anyone listens, and other tests running in parallel threads
+/// without a subscriber would race with the scoped one used here.
 #[test]
 fn downloads_extraction_and_installs_are_traced_and_refusals_are_warned() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["helper_trace", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SKILLS_REMOTE_TRACE_TEST", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("TRACE-CHECK-DONE"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Child-process mode for
+/// [`downloads_extraction_and_installs_are_traced_and_refusals_are_warned`]: does
+/// nothing unless the parent set the variable.
+#[test]
+fn helper_trace() {
+    if std::env::var_os("SKILLS_REMOTE_TRACE_TEST").is_some() {
+        trace_check();
+        println!("\nTRACE-CHECK-DONE");
+    }
+}
+
+fn trace_check() {
     let server = Server::start();
     let cache = tempfile::tempdir().unwrap();
     let body = zip_of(&[("traced/SKILL.md", &skill_md("traced"))]);
