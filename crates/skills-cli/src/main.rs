@@ -375,8 +375,12 @@ impl Sources {
         }
         let mut local = Vec::with_capacity(specs.len());
         for spec in specs {
-            // A path that is not UTF-8 cannot be a URL.
-            match spec.to_str().filter(|text| remote::is_url(text)) {
+            // A path that is not UTF-8 cannot be a URL; `ftp://…` is a URL the
+            // library refuses by name.
+            match spec
+                .to_str()
+                .filter(|text| remote::is_url(text) || remote::url_scheme(text).is_some())
+            {
                 Some(url) => local.push(download(url, self.refresh)?),
                 None => local.push(spec),
             }
@@ -427,15 +431,40 @@ fn download(url: &str, refresh: bool) -> Result<PathBuf, Failure> {
         });
         options = options.with_on_progress(progress);
     }
-    let result = remote::resolve_root(url, &options);
+    let result = remote::resolve_root_detailed(url, &options);
     if drew.load(Ordering::Relaxed) {
         eprintln!();
     }
-    result.map_err(|e| Failure {
+    let resolved = result.map_err(|e| Failure {
         code: 2,
         message: e.to_string(),
         broken_pipe: false,
-    })
+    })?;
+    if let remote::Source::Stale(copy) = &resolved.source {
+        eprintln!(
+            "warning: cannot refresh: {}; using the cached copy from {}",
+            copy.error,
+            copy.fetched_utc()
+        );
+    }
+    Ok(resolved.path)
+}
+
+/// Shows files inside cached URL roots as `url!/path/in/archive` instead of
+/// their cache path.
+fn relabel_remote(discovery: &mut Discovery) {
+    let options = RemoteOptions::default();
+    let diagnostics = discovery
+        .diagnostics
+        .iter_mut()
+        .chain(discovery.skills.iter_mut().flat_map(|s| &mut s.diagnostics));
+    for d in diagnostics {
+        if let Some(file) = &d.file
+            && let Some(shown) = remote::remote_location(Path::new(file), &options)
+        {
+            d.file = Some(shown);
+        }
+    }
 }
 
 /// Checks local roots exist; a path to a `SKILL.md` means its folder.
@@ -491,6 +520,7 @@ struct ValidateReport {
 /// under which no skill is found is an error.
 fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> ValidateReport {
     let mut discovery = discover(roots, options);
+    relabel_remote(&mut discovery);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();
     let mut missing = Vec::new();

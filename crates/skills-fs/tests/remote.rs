@@ -16,10 +16,12 @@ use std::time::{Duration, Instant};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 use skills_core::ErrorKind;
+use skills_core::SkillProvider;
 use skills_fs::remote::{
-    RemoteOptions, cache_entry_dir, parse_root_list, refresh_root, resolve_root,
+    RemoteOptions, Source, cache_entry_dir, parse_root_list, refresh_root, remote_location,
+    resolve_root, resolve_root_detailed,
 };
-use skills_fs::{FsOptions, discover};
+use skills_fs::{FsOptions, FsProvider, discover};
 
 // ---------------------------------------------------------------- the server
 
@@ -363,13 +365,21 @@ fn cache_listing(cache: &Path) -> Vec<String> {
 fn assert_no_entry(cache: &Path, url: &str) {
     let entry = cache_entry_dir(url, &options(cache)).unwrap();
     assert!(
-        !entry.join(".ready").exists(),
-        "{} has .ready",
+        !entry.join("current").exists(),
+        "{} has a current version",
         entry.display()
     );
+    let inside: Vec<String> = std::fs::read_dir(&entry)
+        .map(|list| {
+            list.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
     let leftovers: Vec<String> = cache_listing(cache)
         .into_iter()
-        .filter(|n| n.starts_with(".tmp-") || n.starts_with(".old-"))
+        .chain(inside)
+        .filter(|n| n.starts_with(".tmp-") || n.starts_with(".old-") || n.starts_with('v'))
         .collect();
     assert!(
         leftovers.is_empty(),
@@ -627,7 +637,7 @@ fn server_closing_mid_body_leaves_no_entry_and_a_retry_succeeds() {
     assert!(
         cache_entry_dir(&url, &options(cache.path()))
             .unwrap()
-            .join(".ready")
+            .join("current/.ready")
             .is_file()
     );
 }
@@ -1060,4 +1070,623 @@ fn root_lists_keep_urls_whole() {
         parse_root_list("/a:/b c:https://x/y.zip ,/d"),
         ["/a", "/b c", "https://x/y.zip", "/d"]
     );
+}
+
+// ---------------------------------------------------------------- deadline
+
+#[test]
+fn a_server_dribbling_bytes_hits_the_download_deadline() {
+    // One byte every 100 ms never trips the read timeout, but the whole body
+    // would take about a minute: the deadline cuts it.
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let body = zip_of(&[("drip/SKILL.md", &skill_md("drip"))]);
+    assert!(body.len() > 100);
+    let url = server.route(
+        "/drip.zip",
+        Route::ok(body).trickle(1, Duration::from_millis(100)),
+    );
+    let opts = options(cache.path())
+        .with_read_timeout(Duration::from_secs(5))
+        .with_total_timeout(Some(Duration::from_secs(1)));
+    expect_err(
+        resolve_root(&url, &opts),
+        ErrorKind::Io,
+        "download deadline of 1s",
+    );
+    assert_no_entry(cache.path(), &url);
+}
+
+#[test]
+fn the_default_deadline_is_two_minutes() {
+    assert_eq!(
+        RemoteOptions::default().total_timeout,
+        Some(Duration::from_secs(120))
+    );
+}
+
+// ---------------------------------------------------------------- atomic switch
+
+#[test]
+fn readers_never_miss_the_skill_while_it_is_refreshed() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let md = skill_md("steady");
+    let body = zip_of(&[
+        ("bundle/steady/SKILL.md", &md),
+        ("bundle/steady/references/r.md", b"ref\n"),
+    ]);
+    // No ETag: every refresh downloads and installs a new version.
+    let url = server.route("/steady.zip", Route::ok(body));
+    let opts = options(cache.path());
+    let first = resolve_root(&url, &opts).unwrap();
+
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let refresher = {
+        let (url, opts, done) = (url.clone(), opts.clone(), Arc::clone(&done));
+        thread::spawn(move || {
+            let mut refreshes = 0;
+            for _ in 0..40 {
+                assert_eq!(refresh_root(&url, &opts).unwrap(), first);
+                refreshes += 1;
+            }
+            done.store(true, Ordering::SeqCst);
+            refreshes
+        })
+    };
+    let readers: Vec<_> = (0..3)
+        .map(|_| {
+            let (url, opts, done) = (url.clone(), opts.clone(), Arc::clone(&done));
+            thread::spawn(move || {
+                let (mut reads, mut failures) = (0usize, Vec::new());
+                while !done.load(Ordering::SeqCst) || reads < 20 {
+                    let root = resolve_root(&url, &opts).unwrap();
+                    let provider = FsProvider::new([root], FsOptions::default());
+                    match pollster::block_on(provider.get("steady")) {
+                        Ok(skill) => assert!(skill.body.contains("Body of steady")),
+                        Err(err) => failures.push(err.to_string()),
+                    }
+                    match pollster::block_on(provider.read_resource(
+                        "steady",
+                        "references/r.md",
+                        None,
+                    )) {
+                        Ok(content) => assert_eq!(content.text, "ref\n"),
+                        Err(err) => failures.push(err.to_string()),
+                    }
+                    reads += 2;
+                }
+                (reads, failures)
+            })
+        })
+        .collect();
+    assert_eq!(refresher.join().unwrap(), 40);
+    let mut total = 0;
+    for reader in readers {
+        let (reads, failures) = reader.join().unwrap();
+        total += reads;
+        assert!(
+            failures.is_empty(),
+            "{} failures: {failures:?}",
+            failures.len()
+        );
+    }
+    assert!(total >= 60);
+    eprintln!("{total} reads, none failed, during 40 refreshes");
+    assert_eq!(server.hits("/steady.zip"), 41);
+    // Replaced versions are kept for the default five minutes.
+    let entry = cache_entry_dir(&url, &opts).unwrap();
+    assert_eq!(versions(&entry).len(), 41);
+}
+
+/// The version folders of a cache entry.
+fn versions(entry: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(entry)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('v'))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn replaced_versions_are_removed_after_the_grace_period() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route(
+        "/grace.tar",
+        Route::ok(tar_of(&[("grace/SKILL.md", &skill_md("grace"))])),
+    );
+    let opts = options(cache.path()).with_keep_replaced_for(Duration::from_secs(3600));
+    let root = resolve_root(&url, &opts).unwrap();
+    refresh_root(&url, &opts).unwrap();
+    let entry = cache_entry_dir(&url, &opts).unwrap();
+    let kept = versions(&entry);
+    assert_eq!(kept.len(), 2, "the replaced version is kept: {kept:?}");
+    // A version pinned through the real path stays readable meanwhile.
+    let pinned = std::fs::canonicalize(&root).unwrap();
+
+    let eager = opts.clone().with_keep_replaced_for(Duration::ZERO);
+    refresh_root(&url, &eager).unwrap();
+    let left = versions(&entry);
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(!pinned.exists());
+    assert_eq!(valid_names(&root), ["grace"]);
+    assert!(!left.contains(&kept[0]) && !left.contains(&kept[1]));
+}
+
+// ---------------------------------------------------------------- hostile zips
+
+/// A stored (uncompressed) zip written by hand, so it may hold what writers
+/// refuse: duplicate names, lying counts.
+struct RawZip {
+    data: Vec<u8>,
+    central: Vec<u8>,
+    count: u16,
+}
+
+impl RawZip {
+    fn new() -> Self {
+        Self {
+            data: Vec::new(),
+            central: Vec::new(),
+            count: 0,
+        }
+    }
+
+    fn file(mut self, name: &str, body: &[u8]) -> Self {
+        let mut crc = flate2::Crc::new();
+        crc.update(body);
+        let crc = crc.sum();
+        let offset = self.data.len() as u32;
+        let (size, name_len) = (body.len() as u32, name.len() as u16);
+        self.data.extend_from_slice(b"PK\x03\x04");
+        self.data.extend_from_slice(&20u16.to_le_bytes()); // version needed
+        self.data.extend_from_slice(&0u16.to_le_bytes()); // flags
+        self.data.extend_from_slice(&0u16.to_le_bytes()); // stored
+        self.data.extend_from_slice(&[0, 0, 0x21, 0]); // time, date
+        self.data.extend_from_slice(&crc.to_le_bytes());
+        self.data.extend_from_slice(&size.to_le_bytes());
+        self.data.extend_from_slice(&size.to_le_bytes());
+        self.data.extend_from_slice(&name_len.to_le_bytes());
+        self.data.extend_from_slice(&0u16.to_le_bytes());
+        self.data.extend_from_slice(name.as_bytes());
+        self.data.extend_from_slice(body);
+
+        self.central.extend_from_slice(b"PK\x01\x02");
+        self.central.extend_from_slice(&0x031eu16.to_le_bytes()); // made by: Unix
+        self.central.extend_from_slice(&20u16.to_le_bytes());
+        self.central.extend_from_slice(&0u16.to_le_bytes());
+        self.central.extend_from_slice(&0u16.to_le_bytes());
+        self.central.extend_from_slice(&[0, 0, 0x21, 0]);
+        self.central.extend_from_slice(&crc.to_le_bytes());
+        self.central.extend_from_slice(&size.to_le_bytes());
+        self.central.extend_from_slice(&size.to_le_bytes());
+        self.central.extend_from_slice(&name_len.to_le_bytes());
+        self.central.extend_from_slice(&[0; 8]); // extra, comment, disk, internal attrs
+        self.central
+            .extend_from_slice(&(0o100_644u32 << 16).to_le_bytes());
+        self.central.extend_from_slice(&offset.to_le_bytes());
+        self.central.extend_from_slice(name.as_bytes());
+        self.count += 1;
+        self
+    }
+
+    /// The archive; `claim` overrides the entry count in the end record, and
+    /// `zip64_claim` adds a ZIP64 end record with that count.
+    fn finish(self, claim: Option<u16>, zip64_claim: Option<u64>) -> Vec<u8> {
+        let mut out = self.data;
+        let cd_start = out.len() as u64;
+        out.extend_from_slice(&self.central);
+        let cd_size = self.central.len() as u64;
+        if let Some(n) = zip64_claim {
+            let record_at = out.len() as u64;
+            out.extend_from_slice(b"PK\x06\x06");
+            out.extend_from_slice(&44u64.to_le_bytes());
+            out.extend_from_slice(&45u16.to_le_bytes());
+            out.extend_from_slice(&45u16.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(&n.to_le_bytes());
+            out.extend_from_slice(&cd_size.to_le_bytes());
+            out.extend_from_slice(&cd_start.to_le_bytes());
+            out.extend_from_slice(b"PK\x06\x07");
+            out.extend_from_slice(&0u32.to_le_bytes());
+            out.extend_from_slice(&record_at.to_le_bytes());
+            out.extend_from_slice(&1u32.to_le_bytes());
+        }
+        let count = if zip64_claim.is_some() {
+            0xFFFF
+        } else {
+            claim.unwrap_or(self.count)
+        };
+        out.extend_from_slice(b"PK\x05\x06");
+        out.extend_from_slice(&[0; 4]);
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&count.to_le_bytes());
+        out.extend_from_slice(&(cd_size as u32).to_le_bytes());
+        out.extend_from_slice(&(cd_start as u32).to_le_bytes());
+        out.extend_from_slice(&0u16.to_le_bytes());
+        out
+    }
+}
+
+#[test]
+fn the_hand_written_zip_is_a_valid_zip() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let body = RawZip::new()
+        .file("raw/SKILL.md", &skill_md("raw"))
+        .file("raw/notes.txt", b"n\n")
+        .finish(None, None);
+    let url = server.route("/raw.zip", Route::ok(body));
+    let root = resolve_root(&url, &options(cache.path())).unwrap();
+    assert_eq!(valid_names(&root), ["raw"]);
+}
+
+#[test]
+fn duplicate_entries_are_refused_in_zip_and_tar_after_normalizing() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let (good, evil) = (skill_md("dup"), skill_md("dup-evil"));
+    let pairs = [
+        ("dup/SKILL.md", "dup/SKILL.md", "holds this path twice"),
+        ("dup/SKILL.md", "dup/./SKILL.md", "once normalized"),
+        ("dup/SKILL.md", "dup//SKILL.md", "once normalized"),
+        ("dup/SKILL.md", "./dup/SKILL.md", "once normalized"),
+        ("dup/SKILL.md", "DUP/skill.md", "once normalized"),
+        ("dup/SKILL.md/x", "dup/SKILL.md", "both a file and a folder"),
+        ("dup/SKILL.md", "dup/SKILL.md/x", "both a file and a folder"),
+    ];
+    for (i, (first, second, why)) in pairs.iter().enumerate() {
+        let zip = RawZip::new()
+            .file(first, &good)
+            .file(second, &evil)
+            .finish(None, None);
+        let tar = tar_of(&[(first, &good), (second, &evil)]);
+        for (kind, body) in [("zip", zip), ("tgz", gzip(&tar))] {
+            let url = server.route(&format!("/dup{i}.{kind}"), Route::ok(body));
+            expect_err(
+                resolve_root(&url, &options(cache.path())),
+                ErrorKind::InvalidPath,
+                why,
+            );
+            assert_no_entry(cache.path(), &url);
+        }
+    }
+}
+
+#[test]
+fn a_zip_claiming_a_huge_entry_count_is_refused_before_parsing() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let md = skill_md("claim");
+    // The counts are lies: the zip reader would call these archives malformed;
+    // the count check comes first and says what is wrong.
+    let cases = [
+        (
+            "/claim16.zip",
+            RawZip::new()
+                .file("claim/SKILL.md", &md)
+                .finish(Some(0xFFFE), None),
+        ),
+        (
+            "/claim64.zip",
+            RawZip::new()
+                .file("claim/SKILL.md", &md)
+                .finish(None, Some(1 << 40)),
+        ),
+    ];
+    for (path, body) in cases {
+        let url = server.route(path, Route::ok(body));
+        expect_err(
+            resolve_root(&url, &options(cache.path())),
+            ErrorKind::TooLarge,
+            "more than 10000 entries",
+        );
+        assert_no_entry(cache.path(), &url);
+    }
+    // A truthful ZIP64 record with a small count passes.
+    let body = RawZip::new()
+        .file("claim/SKILL.md", &md)
+        .finish(None, Some(1));
+    let url = server.route("/zip64.zip", Route::ok(body));
+    let root = resolve_root(&url, &options(cache.path())).unwrap();
+    assert_eq!(valid_names(&root), ["claim"]);
+}
+
+// ---------------------------------------------------------------- hostile tars
+
+#[test]
+fn a_tar_with_100_000_tiny_entries_stops_at_the_entry_cap() {
+    // 100 000 folder entries (the same folder, which is allowed) as 100 gzip
+    // members of 1 000 entries each: 51 MB of tar in about 230 KB.
+    let h = tar_header(b"many/", 0, tar::EntryType::Directory, None);
+    let block: Vec<u8> = h.as_bytes().repeat(1000);
+    let member = gzip_best(&block);
+    let mut body =
+        gzip_best(tar_header(b"many/SKILL.md", 0, tar::EntryType::Regular, None).as_bytes());
+    for _ in 0..100 {
+        body.extend_from_slice(&member);
+    }
+    body.extend_from_slice(&gzip(&[0; 1024]));
+    assert!(body.len() < 512 * 1024, "{}", body.len());
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route("/many.tgz", Route::ok(body));
+    expect_err(
+        resolve_root(&url, &options(cache.path())),
+        ErrorKind::TooLarge,
+        "more than 10000 entries",
+    );
+    assert_no_entry(cache.path(), &url);
+}
+
+#[test]
+fn long_and_deep_entry_names_are_refused() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let md = skill_md("deep");
+    let long = format!("deep/{}", "n".repeat(2000));
+    let deep = format!("deep/{}f", "d/".repeat(40));
+    for (i, (name, why)) in [
+        (long.as_str(), "longer than the limit of 1024 bytes"),
+        (deep.as_str(), "more than 32 path components"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // The tar builder writes long names as GNU long-name entries.
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(md.len() as u64);
+        h.set_mode(0o644);
+        b.append_data(&mut h, "deep/SKILL.md", md.as_slice())
+            .unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_size(1);
+        h.set_mode(0o644);
+        b.append_data(&mut h, name, b"x".as_slice()).unwrap();
+        let tgz = gzip(&b.into_inner().unwrap());
+        let zip = RawZip::new()
+            .file("deep/SKILL.md", &md)
+            .file(name, b"x")
+            .finish(None, None);
+        for (kind, body) in [("tgz", tgz), ("zip", zip)] {
+            let url = server.route(&format!("/deep{i}.{kind}"), Route::ok(body));
+            expect_err(
+                resolve_root(&url, &options(cache.path())),
+                ErrorKind::TooLarge,
+                why,
+            );
+            assert_no_entry(cache.path(), &url);
+        }
+    }
+}
+
+#[test]
+fn a_small_tgz_with_a_hostile_top_level_skill_md_does_not_hurt_extraction() {
+    // 8 MiB of nesting and aliases in the frontmatter compress to a few KB. The
+    // folder is named without parsing the YAML (from the URL here).
+    let mut md = b"---\nname: [".to_vec();
+    md.extend(std::iter::repeat_n(b'[', 4 << 20));
+    md.extend_from_slice(b"\na: &a [*a, *a]\n");
+    md.extend(std::iter::repeat_n(b'*', 4 << 20));
+    md.extend_from_slice(b"\n---\nbody\n");
+    let body = gzip_best(&tar_of(&[("SKILL.md", &md)]));
+    assert!(body.len() < 64 * 1024, "{}", body.len());
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route("/hostile-top.tgz", Route::ok(body));
+    let root = resolve_root(&url, &options(cache.path())).unwrap();
+    assert!(root.join("hostile-top/SKILL.md").is_file());
+}
+
+// ---------------------------------------------------------------- reporting
+
+#[test]
+fn a_failed_refresh_reports_the_stale_copy_and_its_date() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route(
+        "/stale.zip",
+        Route::ok(zip_of(&[("stale/SKILL.md", &skill_md("stale"))])),
+    );
+    let before = std::time::SystemTime::now() - Duration::from_secs(2);
+    let first = resolve_root_detailed(&url, &options(cache.path())).unwrap();
+    assert!(matches!(first.source, Source::Downloaded), "{first:?}");
+    let again = resolve_root_detailed(&url, &options(cache.path())).unwrap();
+    assert!(matches!(again.source, Source::Cached), "{again:?}");
+
+    server.route("/stale.zip", Route::status(503));
+    let stale = resolve_root_detailed(&url, &options(cache.path()).with_refresh(true)).unwrap();
+    assert_eq!(stale.path, first.path);
+    assert_eq!(stale.url.as_deref(), Some(url.as_str()));
+    let Source::Stale(copy) = &stale.source else {
+        panic!("expected a stale copy: {stale:?}");
+    };
+    assert!(copy.fetched >= before && copy.fetched <= std::time::SystemTime::now());
+    assert!(
+        copy.error.to_string().contains("HTTP 503"),
+        "{}",
+        copy.error
+    );
+    assert!(copy.fetched_utc().ends_with(" UTC"));
+}
+
+#[test]
+fn cache_paths_map_back_to_the_url_and_the_path_in_the_archive() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let opts = options(cache.path());
+    let md = skill_md("mapped");
+    let url = server.route(
+        "/m.zip",
+        Route::ok(zip_of(&[("bundle/mapped/SKILL.md", &md)])),
+    );
+    let root = resolve_root(&url, &opts).unwrap();
+    assert_eq!(
+        remote_location(&root.join("bundle/mapped/SKILL.md"), &opts).as_deref(),
+        Some(format!("{url}!/bundle/mapped/SKILL.md").as_str())
+    );
+    // Through the real version folder too.
+    let real = std::fs::canonicalize(root.join("bundle/mapped/SKILL.md")).unwrap();
+    assert_eq!(
+        remote_location(&real, &opts),
+        Some(format!("{url}!/bundle/mapped/SKILL.md"))
+    );
+    assert_eq!(remote_location(&root, &opts), Some(url.clone()));
+
+    // A top-level SKILL.md was placed in a folder that is not in the archive.
+    let url = server.route("/top.tgz", Route::ok(tgz_of(&[("SKILL.md", &md)])));
+    let root = resolve_root(&url, &opts).unwrap();
+    assert_eq!(
+        remote_location(&root.join("mapped/SKILL.md"), &opts),
+        Some(format!("{url}!/SKILL.md"))
+    );
+    // A bare SKILL.md is its URL.
+    let url = server.route("/x/mapped/SKILL.md", Route::ok(md.clone()));
+    let root = resolve_root(&url, &opts).unwrap();
+    assert_eq!(
+        remote_location(&root.join("mapped/SKILL.md"), &opts),
+        Some(url)
+    );
+    // Elsewhere: nothing.
+    assert_eq!(remote_location(Path::new("/etc/passwd"), &opts), None);
+}
+
+// ---------------------------------------------------------------- tracing
+
+/// Records span names with their fields, and events with their level, as text.
+#[derive(Default)]
+struct Recorder {
+    lines: Mutex<Vec<String>>,
+    spans: Mutex<Vec<String>>,
+}
+
+struct Fields(String);
+
+impl tracing::field::Visit for Fields {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        self.0.push_str(&format!(" {}={value:?}", field.name()));
+    }
+}
+
+impl tracing::Subscriber for Recorder {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        let mut fields = Fields(span.metadata().name().to_owned());
+        span.record(&mut fields);
+        let mut spans = self.spans.lock().unwrap();
+        spans.push(fields.0);
+        tracing::span::Id::from_u64(spans.len() as u64)
+    }
+    fn record(&self, span: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        let mut fields = Fields(String::new());
+        values.record(&mut fields);
+        let mut spans = self.spans.lock().unwrap();
+        if let Some(line) = spans.get_mut(span.into_u64() as usize - 1) {
+            line.push_str(&fields.0);
+        }
+    }
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        let mut fields = Fields(event.metadata().level().to_string());
+        event.record(&mut fields);
+        self.lines.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Runs [`trace_check`] in a child process of its own: tracing caches per call
+/// site whether anyone listens, and other tests running in parallel threads
+/// without a subscriber would race with the scoped one used here.
+#[test]
+fn downloads_extraction_and_installs_are_traced_and_refusals_are_warned() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["helper_trace", "--exact", "--nocapture", "--test-threads=1"])
+        .env("SKILLS_REMOTE_TRACE_TEST", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("TRACE-CHECK-DONE"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Child-process mode for
+/// [`downloads_extraction_and_installs_are_traced_and_refusals_are_warned`]: does
+/// nothing unless the parent set the variable.
+#[test]
+fn helper_trace() {
+    if std::env::var_os("SKILLS_REMOTE_TRACE_TEST").is_some() {
+        trace_check();
+        println!("\nTRACE-CHECK-DONE");
+    }
+}
+
+fn trace_check() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let body = zip_of(&[("traced/SKILL.md", &skill_md("traced"))]);
+    let len = body.len();
+    let url = server.route("/traced.zip", Route::ok(body));
+    let bad = server.route(
+        "/refused.tgz",
+        Route::ok(tgz_of(&[("../evil", b"x".as_slice())])),
+    );
+    let recorder = Arc::new(Recorder::default());
+    tracing::subscriber::with_default(Arc::clone(&recorder), || {
+        resolve_root(&url, &options(cache.path())).unwrap();
+        resolve_root(&bad, &options(cache.path())).unwrap_err();
+    });
+    let spans = recorder.spans.lock().unwrap().join("\n");
+    let lines = recorder.lines.lock().unwrap().join("\n");
+    for needle in [
+        format!("skills.remote.download url={url} conditional=false"),
+        "http_status=200".to_owned(),
+        "status=\"downloaded\"".to_owned(),
+        format!("bytes={len}"),
+        "skills.remote.extract".to_owned(),
+        "entries=1".to_owned(),
+        "skills.remote.install".to_owned(),
+    ] {
+        assert!(spans.contains(&needle), "no `{needle}` in spans:\n{spans}");
+    }
+    assert!(
+        lines.contains("WARN message=refused archive error=")
+            && lines.contains("`..` leaves the archive"),
+        "no refusal event:\n{lines}"
+    );
+}
+
+#[test]
+fn an_entry_of_the_layout_before_versions_is_replaced() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let url = server.route(
+        "/legacy.zip",
+        Route::ok(zip_of(&[("legacy/SKILL.md", &skill_md("legacy"))])),
+    );
+    let opts = options(cache.path());
+    let entry = cache_entry_dir(&url, &opts).unwrap();
+    std::fs::create_dir_all(entry.join("root/old")).unwrap();
+    std::fs::write(entry.join("root/old/SKILL.md"), skill_md("old")).unwrap();
+    std::fs::write(entry.join(".ready"), b"ok\n").unwrap();
+    std::fs::write(entry.join(".meta"), format!("url {url}\nfetched 1\n")).unwrap();
+
+    let root = resolve_root(&url, &opts).unwrap();
+    assert_eq!(valid_names(&root), ["legacy"]);
+    assert_eq!(server.hits("/legacy.zip"), 1);
+    assert!(!entry.join(".ready").exists());
+    assert!(!entry.join("root").exists());
+    assert_eq!(cache_listing(cache.path()).len(), 1);
 }

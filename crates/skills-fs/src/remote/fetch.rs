@@ -4,7 +4,7 @@
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
+use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use skills_core::{Error, ErrorKind};
 
@@ -37,14 +37,70 @@ pub(super) fn fetch(
     prior: Option<&Validators>,
     options: &RemoteOptions,
 ) -> Result<Fetched, Error> {
-    if url
+    let span = tracing::info_span!(
+        "skills.remote.download",
+        url = %redact(url),
+        conditional = prior.is_some(),
+        http_status = tracing::field::Empty,
+        status = tracing::field::Empty,
+        bytes = tracing::field::Empty,
+        elapsed_ms = tracing::field::Empty,
+    );
+    let _guard = span.enter();
+    let started = Instant::now();
+    let result = if url
         .get(..7)
         .is_some_and(|s| s.eq_ignore_ascii_case("file://"))
     {
-        fetch_file(url, dest, prior, options)
+        fetch_file(url, dest, prior, options, started)
     } else {
-        fetch_http(url, dest, prior, options)
+        fetch_http(url, dest, prior, options, started, &span)
+    };
+    span.record("elapsed_ms", started.elapsed().as_millis() as u64);
+    match &result {
+        Ok(Fetched::NotModified) => {
+            span.record("status", "not-modified");
+            tracing::debug!(
+                etag = prior.and_then(|p| p.etag.as_deref()),
+                last_modified = prior.and_then(|p| p.last_modified.as_deref()),
+                "revalidated: not modified"
+            );
+        }
+        Ok(Fetched::Body(v)) => {
+            span.record("status", "downloaded");
+            let bytes = fs::metadata(dest).map_or(0, |m| m.len());
+            span.record("bytes", bytes);
+            if prior.is_some() {
+                tracing::debug!(
+                    etag = v.etag.as_deref(),
+                    last_modified = v.last_modified.as_deref(),
+                    "revalidated: changed"
+                );
+            }
+        }
+        Err(err) => {
+            span.record("status", "failed");
+            tracing::warn!(error = %err, "download failed");
+        }
     }
+    result
+}
+
+/// The error for a download that ran past [`RemoteOptions::total_timeout`].
+fn deadline_error(shown: &str, deadline: Duration, written: u64) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!(
+            "{shown}: timed out: the download deadline of {deadline:?} passed after {written} bytes (RemoteOptions::total_timeout)"
+        ),
+    )
+}
+
+/// `true` once the deadline (if any) has passed.
+fn past_deadline(started: Instant, options: &RemoteOptions) -> bool {
+    options
+        .total_timeout
+        .is_some_and(|deadline| started.elapsed() >= deadline)
 }
 
 fn fetch_http(
@@ -52,6 +108,8 @@ fn fetch_http(
     dest: &Path,
     prior: Option<&Validators>,
     options: &RemoteOptions,
+    started: Instant,
+    span: &tracing::Span,
 ) -> Result<Fetched, Error> {
     let shown = redact(url);
     let config = ureq::Agent::config_builder()
@@ -72,8 +130,16 @@ fn fetch_http(
             request = request.header("If-Modified-Since", lm.as_str());
         }
     }
-    let response = request.call().map_err(|e| http_error(&shown, e, options))?;
+    let response = request.call().map_err(|e| {
+        if past_deadline(started, options)
+            && let Some(deadline) = options.total_timeout
+        {
+            return deadline_error(&shown, deadline, 0).with_source(e);
+        }
+        http_error(&shown, e, options)
+    })?;
     let status = response.status();
+    span.record("http_status", status.as_u16());
     if status.as_u16() == 304 && prior.is_some() {
         return Ok(Fetched::NotModified);
     }
@@ -109,7 +175,7 @@ fn fetch_http(
         return Err(too_large_download(&shown, options.max_download_bytes));
     }
     let mut reader = body.into_reader();
-    let written = copy_download(&mut reader, dest, total, &shown, options)?;
+    let written = copy_download(&mut reader, dest, total, &shown, options, started)?;
     if let Some(total) = total
         && written != total
     {
@@ -153,6 +219,7 @@ fn copy_download(
     total: Option<u64>,
     shown: &str,
     options: &RemoteOptions,
+    started: Instant,
 ) -> Result<u64, Error> {
     let mut out = fs::File::create(dest)
         .map_err(|e| io_error(format!("cannot create {}", dest.display()), e))?;
@@ -163,7 +230,18 @@ fn copy_download(
     let mut buf = vec![0u8; 64 * 1024];
     let mut written: u64 = 0;
     loop {
-        let n = match reader.read(&mut buf) {
+        let read = reader.read(&mut buf);
+        if past_deadline(started, options)
+            && let Some(deadline) = options.total_timeout
+            && !matches!(read, Ok(0))
+        {
+            let err = deadline_error(shown, deadline, written);
+            return Err(match read {
+                Err(e) => err.with_source(e),
+                Ok(_) => err,
+            });
+        }
+        let n = match read {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -216,6 +294,7 @@ fn fetch_file(
     dest: &Path,
     prior: Option<&Validators>,
     options: &RemoteOptions,
+    started: Instant,
 ) -> Result<Fetched, Error> {
     let path = file_url_path(url)?;
     let shown = path.display().to_string();
@@ -242,7 +321,7 @@ fn fetch_file(
     }
     let mut file =
         fs::File::open(&path).map_err(|e| io_error(format!("cannot read {shown}"), e))?;
-    copy_download(&mut file, dest, Some(meta.len()), &shown, options)?;
+    copy_download(&mut file, dest, Some(meta.len()), &shown, options, started)?;
     Ok(Fetched::Body(Validators {
         file_stamp: Some(stamp),
         ..Validators::default()

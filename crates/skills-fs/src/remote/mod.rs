@@ -14,13 +14,18 @@
 //! Downloads live under [`RemoteOptions::cache_dir`], else `$SKILLS_CACHE_DIR`,
 //! else the platform cache folder (`$XDG_CACHE_HOME/skills` or `~/.cache/skills` on
 //! Linux, `~/Library/Caches/skills` on macOS, `%LOCALAPPDATA%\skills\cache` on
-//! Windows), in `remote/<sha256 of the URL>/`. That folder holds `root/` (the
-//! extracted tree, the path returned), `.meta` (URL, validators, fetch time) and the
-//! `.ready` sentinel. It is built in a temporary folder beside it and renamed into
-//! place only when complete, so another process never sees a partial tree; when two
-//! processes race, the loser discards its copy and uses the winner's. A failed or
-//! interrupted download leaves no `.ready`, and the next call downloads again.
-//! Missing cache folders are created.
+//! Windows), in `remote/<sha256 of the URL>/`. That folder holds versions
+//! `v<…>/` (each with `root/`, the extracted tree, `.meta` and the `.ready`
+//! sentinel) and a pointer `current` to one of them: a symbolic link on Unix,
+//! where the path returned is `current/root` and follows later refreshes; a small
+//! file elsewhere, where the path returned is the version's own `root`. A version
+//! is built in a temporary folder and renamed into place when complete, then
+//! `current` is replaced with one rename, so a reader finds the old tree or the
+//! new one, never none. A replaced version is kept for
+//! [`RemoteOptions::keep_replaced_for`] after it stopped being current, then
+//! removed by a later install. When two processes race on a first download, the
+//! loser discards its copy and uses the winner's. A failed or interrupted
+//! download leaves `current` as it was. Missing cache folders are created.
 //!
 //! # Revalidation
 //! By default an entry never expires (set [`RemoteOptions::max_age`] to change
@@ -34,9 +39,13 @@
 //! # Safety
 //! Archives are extracted by this module, entry by entry: absolute paths, `..`,
 //! drive letters and `:`, backslashes, NUL, symlinks, hardlinks and special files
-//! are refused, and the download, each entry, the total extracted size and the
-//! entry count are capped by counting bytes actually read (a gzip bomb stops at
-//! the limit). Executable bits are kept; no other mode bits are.
+//! are refused, as are duplicate entries (compared after normalizing `a/./b` and
+//! `a//b` and folding case) and over-long or over-deep names. The download, each
+//! entry, the total extracted size and the entry count are capped by counting
+//! bytes actually read (a gzip bomb stops at the limit); a zip's declared entry
+//! count is checked before its central directory is parsed. Every download has
+//! a deadline ([`RemoteOptions::total_timeout`], 120 s by default). Executable
+//! bits are kept; no other mode bits are.
 //!
 //! # `SKILLS_ROOT`
 //! [`roots_from_env`] reads a list of roots; see [`parse_root_list`] for the rule.
@@ -55,9 +64,9 @@ mod extract;
 mod fetch;
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use skills_core::{Error, ErrorKind};
 
@@ -69,6 +78,15 @@ pub const DEFAULT_MAX_ENTRY_BYTES: u64 = 64 * 1024 * 1024;
 pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
 /// Default cap on archive entries (files, folders and metadata entries): 10 000.
 pub const DEFAULT_MAX_ENTRIES: usize = 10_000;
+/// Default cap on the length of an archive entry's name, in bytes: 1 024.
+pub const DEFAULT_MAX_PATH_BYTES: usize = 1024;
+/// Default cap on the number of folders an archive entry's name goes through: 32.
+pub const DEFAULT_MAX_DEPTH: usize = 32;
+/// Default deadline for one download, redirects and body included: 120 s.
+pub const DEFAULT_DOWNLOAD_DEADLINE: Duration = Duration::from_secs(120);
+/// Default time a replaced cache version is kept for readers that may still be
+/// using it: 5 minutes.
+pub const DEFAULT_KEEP_REPLACED_FOR: Duration = Duration::from_secs(5 * 60);
 
 /// Called while downloading with the bytes received so far and the total size when
 /// the server announced it. Called from the downloading thread.
@@ -89,13 +107,19 @@ pub struct RemoteOptions {
     pub max_total_bytes: u64,
     /// Most archive entries accepted (default 10 000).
     pub max_entries: usize,
+    /// Longest archive entry name accepted, in bytes (default 1 024).
+    pub max_path_bytes: usize,
+    /// Most path components in an archive entry name (default 32).
+    pub max_depth: usize,
     /// Time allowed to connect, TLS included (default 30 s).
     pub connect_timeout: Duration,
     /// Time allowed for each read from the network; restarts on every read, so a
     /// slow but steady download is not cut (default 30 s).
     pub read_timeout: Duration,
-    /// Time allowed for the whole request, redirects and body included (default
-    /// none).
+    /// Deadline for the whole download, redirects and body included (default
+    /// 120 s, [`DEFAULT_DOWNLOAD_DEADLINE`]). Unlike [`read_timeout`](Self::read_timeout)
+    /// it does not restart on each byte, so a server that dribbles bytes cannot keep
+    /// a download alive forever. `None` means no deadline.
     pub total_timeout: Option<Duration>,
     /// Redirects followed (default 5).
     pub max_redirects: u32,
@@ -107,6 +131,12 @@ pub struct RemoteOptions {
     /// When revalidating a cached entry fails (network down, server error), use
     /// the cached tree instead of failing (default on).
     pub stale_on_error: bool,
+    /// How long a replaced version of a cache entry is kept after it stopped
+    /// being current, for readers that may still be inside it (default 5
+    /// minutes). It is removed by a later install once that time has passed.
+    /// Zero removes it at once, which is only safe when one process uses the
+    /// cache entry.
+    pub keep_replaced_for: Duration,
     /// Progress hook for downloads (default none).
     pub on_progress: Option<ProgressFn>,
 }
@@ -119,6 +149,8 @@ impl fmt::Debug for RemoteOptions {
             .field("max_entry_bytes", &self.max_entry_bytes)
             .field("max_total_bytes", &self.max_total_bytes)
             .field("max_entries", &self.max_entries)
+            .field("max_path_bytes", &self.max_path_bytes)
+            .field("max_depth", &self.max_depth)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("total_timeout", &self.total_timeout)
@@ -126,6 +158,7 @@ impl fmt::Debug for RemoteOptions {
             .field("max_age", &self.max_age)
             .field("refresh", &self.refresh)
             .field("stale_on_error", &self.stale_on_error)
+            .field("keep_replaced_for", &self.keep_replaced_for)
             .field("on_progress", &self.on_progress.as_ref().map(|_| "Fn"))
             .finish()
     }
@@ -139,13 +172,16 @@ impl Default for RemoteOptions {
             max_entry_bytes: DEFAULT_MAX_ENTRY_BYTES,
             max_total_bytes: DEFAULT_MAX_TOTAL_BYTES,
             max_entries: DEFAULT_MAX_ENTRIES,
+            max_path_bytes: DEFAULT_MAX_PATH_BYTES,
+            max_depth: DEFAULT_MAX_DEPTH,
             connect_timeout: Duration::from_secs(30),
             read_timeout: Duration::from_secs(30),
-            total_timeout: None,
+            total_timeout: Some(DEFAULT_DOWNLOAD_DEADLINE),
             max_redirects: 5,
             max_age: None,
             refresh: false,
             stale_on_error: true,
+            keep_replaced_for: DEFAULT_KEEP_REPLACED_FOR,
             on_progress: None,
         }
     }
@@ -187,6 +223,27 @@ impl RemoteOptions {
         self
     }
 
+    /// Sets the cap on an entry name's length in bytes.
+    #[must_use]
+    pub fn with_max_path_bytes(mut self, bytes: usize) -> Self {
+        self.max_path_bytes = bytes;
+        self
+    }
+
+    /// Sets the cap on an entry name's number of path components.
+    #[must_use]
+    pub fn with_max_depth(mut self, depth: usize) -> Self {
+        self.max_depth = depth;
+        self
+    }
+
+    /// Sets how long a replaced cache version is kept for readers still in it.
+    #[must_use]
+    pub fn with_keep_replaced_for(mut self, keep: Duration) -> Self {
+        self.keep_replaced_for = keep;
+        self
+    }
+
     /// Sets the connect timeout.
     #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
@@ -201,7 +258,7 @@ impl RemoteOptions {
         self
     }
 
-    /// Sets (or clears) the whole-request timeout.
+    /// Sets (or clears) the download deadline.
     #[must_use]
     pub fn with_total_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.total_timeout = timeout;
@@ -249,6 +306,28 @@ pub fn is_url(spec: &str) -> bool {
     scheme_len(spec).is_some()
 }
 
+/// The scheme of `spec` when it looks like a URL, supported or not: letters,
+/// digits, `+`, `-` and `.` starting with a letter, then `://` (`ftp` for
+/// `ftp://host/x`). One letter is a Windows drive (`C://x`), not a scheme.
+///
+/// ```
+/// use skills_fs::remote::url_scheme;
+/// assert_eq!(url_scheme("ftp://host/x.zip"), Some("ftp"));
+/// assert_eq!(url_scheme("HTTPS://host/x.zip"), Some("HTTPS"));
+/// assert_eq!(url_scheme("./skills"), None);
+/// assert_eq!(url_scheme("C://skills"), None);
+/// ```
+pub fn url_scheme(spec: &str) -> Option<&str> {
+    let end = spec.find("://")?;
+    let scheme = &spec[..end];
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && scheme.len() > 1
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+    .then_some(scheme)
+}
+
 /// Length of the recognised scheme prefix (`https://` is 8), if any.
 fn scheme_len(spec: &str) -> Option<usize> {
     ["http://", "https://", "file://"]
@@ -260,6 +339,14 @@ fn scheme_len(spec: &str) -> Option<usize> {
         })
 }
 
+/// The error for a URL whose scheme is not `http`, `https` or `file`.
+fn unsupported_scheme(scheme: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidPath,
+        format!("unsupported URL scheme `{scheme}`; use http(s):// or file://"),
+    )
+}
+
 /// Turns a root spec into a local folder: a path is returned unchanged (not
 /// checked), a URL is fetched into the cache (or taken from it) and the folder of
 /// its extracted tree is returned.
@@ -267,16 +354,33 @@ fn scheme_len(spec: &str) -> Option<usize> {
 /// A `file://` URL naming a folder returns that folder.
 ///
 /// # Errors
-/// [`ErrorKind::Io`] for network and file-system failures (timeouts included),
-/// [`ErrorKind::TooLarge`] when a limit is exceeded, [`ErrorKind::InvalidPath`] for
-/// unsafe archive entries, [`ErrorKind::Other`] for HTTP errors, unknown formats,
+/// [`ErrorKind::Io`] for network and file-system failures (timeouts and the
+/// deadline included), [`ErrorKind::TooLarge`] when a limit is exceeded,
+/// [`ErrorKind::InvalidPath`] for unsafe archive entries and unsupported URL
+/// schemes (`ftp://`), [`ErrorKind::Other`] for HTTP errors, unknown formats,
 /// malformed archives and a missing cache folder.
 pub fn resolve_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Error> {
+    resolve_root_detailed(spec, options).map(|r| r.path)
+}
+
+/// [`resolve_root`], also saying where the folder came from: see [`Resolved`].
+/// Use it to warn when a stale cached copy was used because revalidation failed.
+///
+/// # Errors
+/// As [`resolve_root`].
+pub fn resolve_root_detailed(spec: &str, options: &RemoteOptions) -> Result<Resolved, Error> {
     let spec = spec.trim();
     if is_url(spec) {
         cache::resolve_url(spec, options)
+    } else if let Some(scheme) = url_scheme(spec) {
+        tracing::warn!(scheme, "refused URL root: unsupported scheme");
+        Err(unsupported_scheme(scheme))
     } else {
-        Ok(PathBuf::from(spec))
+        Ok(Resolved {
+            path: PathBuf::from(spec),
+            url: None,
+            source: Source::Local,
+        })
     }
 }
 
@@ -288,6 +392,89 @@ pub fn resolve_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Erro
 pub fn refresh_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Error> {
     let options = options.clone().with_refresh(true);
     resolve_root(spec, &options)
+}
+
+/// A resolved root: the local folder and how it was obtained.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Resolved {
+    /// The local folder to give to [`FsProvider`](crate::FsProvider).
+    pub path: PathBuf,
+    /// The URL without user and password, for a URL root.
+    pub url: Option<String>,
+    /// Where the folder came from.
+    pub source: Source,
+}
+
+/// Where a [`Resolved`] folder came from.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Source {
+    /// A plain path (or a `file://` folder), used in place.
+    Local,
+    /// Downloaded and extracted now.
+    Downloaded,
+    /// Taken from the cache without asking the server.
+    Cached,
+    /// Revalidated with the server, which said it had not changed.
+    NotModified,
+    /// Revalidation failed and the cached copy was used
+    /// ([`RemoteOptions::stale_on_error`]).
+    Stale(StaleCopy),
+}
+
+/// A cached copy used because revalidating it failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct StaleCopy {
+    /// When the cached copy was last fetched or confirmed by the server.
+    pub fetched: SystemTime,
+    /// Why revalidation failed.
+    pub error: Error,
+}
+
+impl StaleCopy {
+    /// [`fetched`](Self::fetched) as `YYYY-MM-DD HH:MM:SS UTC`.
+    pub fn fetched_utc(&self) -> String {
+        format_utc(self.fetched)
+    }
+}
+
+/// `YYYY-MM-DD HH:MM:SS UTC` for a time after 1970 (earlier times print as the
+/// epoch).
+fn format_utc(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Maps a path inside a cached URL root back to what a user recognises: the URL
+/// (without credentials) and, for an archive, `!/` and the path inside it, such as
+/// `https://host/x.zip!/skill-a/SKILL.md`. A bare `SKILL.md` download maps to its
+/// URL. `None` when `path` is not inside the cache of `options`.
+///
+/// Use it to rewrite the file of diagnostics (`Diagnostic::file`) and other
+/// locations printed for URL roots.
+pub fn remote_location(path: &Path, options: &RemoteOptions) -> Option<String> {
+    cache::location_of(path, options)
 }
 
 /// The cache folder used when [`RemoteOptions::cache_dir`] is `None`:
@@ -330,7 +517,8 @@ fn home_dir() -> Option<PathBuf> {
 }
 
 /// The folder in the cache that holds `url`'s entry (whether or not it exists):
-/// `<cache>/remote/<sha256 of url, hex>`. The tree is its `root` subfolder.
+/// `<cache>/remote/<sha256 of url, hex>`. The tree is its `current/root`
+/// subfolder (see the [module docs](self)).
 ///
 /// # Errors
 /// [`ErrorKind::Other`] when no cache folder is configured or found.
@@ -352,7 +540,8 @@ const LIST_SEPARATOR: char = if cfg!(windows) { ';' } else { ':' };
 ///
 /// * Entries are separated by newlines, commas, or the platform's path-list
 ///   separator (`:` on Unix, `;` on Windows).
-/// * An entry that starts with `http://`, `https://` or `file://` is a URL: it runs
+/// * An entry that starts with `scheme://` (`http://`, `https://`, `file://`, or
+///   an unsupported one such as `ftp://`, which [`resolve_root`] refuses) is a URL: it runs
 ///   to the next whitespace or comma (or `;` on Windows), so the `:` of the scheme
 ///   and of a port does not split it. Put a comma, space or newline after a URL
 ///   (on Unix, `url:/path` reads as one URL); write a comma inside a URL as `%2C`.
@@ -375,7 +564,7 @@ pub fn parse_root_list(list: &str) -> Vec<String> {
         if rest.is_empty() {
             return out;
         }
-        let end = if is_url(rest) {
+        let end = if is_url(rest) || url_scheme(rest).is_some() {
             rest.find(|c: char| c.is_whitespace() || c == ',' || (cfg!(windows) && c == ';'))
         } else {
             rest.find(['\n', '\r', ',', LIST_SEPARATOR])
@@ -408,6 +597,7 @@ fn io_error(context: impl fmt::Display, err: std::io::Error) -> Error {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -423,6 +613,29 @@ mod tests {
         assert!(is_url("file:///tmp/x"));
         assert!(!is_url("/tmp/http://x"));
         assert!(!is_url("ftp://x"));
+    }
+
+    #[test]
+    fn unsupported_schemes_are_named() {
+        let err = resolve_root("ftp://host/x.zip", &RemoteOptions::default()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidPath);
+        assert_eq!(
+            err.to_string(),
+            "unsupported URL scheme `ftp`; use http(s):// or file://"
+        );
+        assert_eq!(
+            parse_root_list("ftp://h:21/x.zip,/a"),
+            ["ftp://h:21/x.zip", "/a"]
+        );
+    }
+
+    #[test]
+    fn utc_dates() {
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(1_795_434_720);
+        assert_eq!(format_utc(t), "2026-11-23 11:52:00 UTC");
+        assert_eq!(format_utc(std::time::UNIX_EPOCH), "1970-01-01 00:00:00 UTC");
+        let leap = std::time::UNIX_EPOCH + Duration::from_secs(951_782_400);
+        assert_eq!(format_utc(leap), "2000-02-29 00:00:00 UTC");
     }
 
     #[test]
