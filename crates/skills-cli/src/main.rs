@@ -213,6 +213,14 @@ impl From<skills_core::Error> for Failure {
     }
 }
 
+/// A failed JSON write: a closed pipe ends quietly like any other write.
+fn json_failure(err: serde_json::Error) -> Failure {
+    match err.io_error_kind() {
+        Some(kind) => Failure::from(io::Error::from(kind)),
+        None => Failure::usage(format!("cannot write JSON: {err}")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.verbose);
@@ -268,7 +276,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let report = validate(&roots, &explicit, &options);
             if json {
                 serde_json::to_writer_pretty(&mut out, &report.to_json())
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                    .map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 report.write_text(&mut out)?;
@@ -286,7 +294,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let catalog = block_on(provider.list())?;
             if json {
                 serde_json::to_writer_pretty(&mut out, catalog.entries())
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                    .map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 let width = catalog.names().map(str::len).max().unwrap_or(0);
@@ -350,7 +358,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             }
             if json {
                 serde_json::to_writer_pretty(&mut out, &skill)
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                    .map_err(json_failure)?;
                 writeln!(out)?;
                 return Ok(0);
             }
