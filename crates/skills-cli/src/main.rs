@@ -275,8 +275,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let options = FsOptions::default().with_validation(validation);
             let report = validate(&roots, &explicit, &options);
             if json {
-                serde_json::to_writer_pretty(&mut out, &report.to_json())
-                    .map_err(json_failure)?;
+                serde_json::to_writer_pretty(&mut out, &report.to_json()).map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 report.write_text(&mut out)?;
@@ -293,8 +292,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let provider = sources.provider(paths)?;
             let catalog = block_on(provider.list())?;
             if json {
-                serde_json::to_writer_pretty(&mut out, catalog.entries())
-                    .map_err(json_failure)?;
+                serde_json::to_writer_pretty(&mut out, catalog.entries()).map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 let width = catalog.names().map(str::len).max().unwrap_or(0);
@@ -357,8 +355,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 skill.body = cut_body(&skill.body, max);
             }
             if json {
-                serde_json::to_writer_pretty(&mut out, &skill)
-                    .map_err(json_failure)?;
+                serde_json::to_writer_pretty(&mut out, &skill).map_err(json_failure)?;
                 writeln!(out)?;
                 return Ok(0);
             }
@@ -381,7 +378,9 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 let dir = providers.skill_dir(&name).ok_or_else(|| {
                     Failure::from(skills_core::Error::skill_not_found(&name, Vec::new()))
                 })?;
-                let bytes = raw::read_bytes(&dir, &file, options.max_resource_bytes)?;
+                // Raw bytes cannot be cut with a marker: over the cap is refused.
+                let cap = max_bytes.map_or(options.max_resource_bytes, |n| n as u64);
+                let bytes = raw::read_bytes(&dir, &file, cap)?;
                 out.write_all(&bytes)?;
                 return Ok(0);
             }
