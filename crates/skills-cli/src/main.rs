@@ -384,7 +384,15 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 out.write_all(&bytes)?;
                 return Ok(0);
             }
-            let content = block_on(providers.combined.read_resource(&name, &file, lines))?;
+            let content =
+                block_on(providers.combined.read_resource(&name, &file, lines)).map_err(|err| {
+                    let binary = err.kind() == ErrorKind::Binary;
+                    let mut failure = Failure::from(err);
+                    if binary {
+                        failure.message.push_str("; use --raw to write its bytes");
+                    }
+                    failure
+                })?;
             out.write_all(content.text.as_bytes())?;
             Ok(0)
         }

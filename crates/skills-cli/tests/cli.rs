@@ -945,6 +945,7 @@ fn read_binary_file_exits_1() {
 
     let out = run(&["read", "alpha", "assets/logo.png", &arg]).expect_code(1);
     assert!(out.stderr.contains("binary"), "{}", out.stderr);
+    assert!(out.stderr.contains("use --raw"), "{}", out.stderr);
     assert!(out.stdout.is_empty());
 }
 

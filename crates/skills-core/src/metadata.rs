@@ -214,3 +214,41 @@ pub const EXTENSION_FIELDS: &[&str] = &[
     "user-invocable",
     "when_to_use",
 ];
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn meta() -> SkillMetadata {
+        SkillMetadata::new(SkillName::parse("pdf").unwrap(), "Reads PDFs.")
+    }
+
+    #[test]
+    fn a_bare_skill_is_name_and_description_only() {
+        assert_eq!(
+            serde_json::to_value(meta()).unwrap(),
+            json!({"name": "pdf", "description": "Reads PDFs."})
+        );
+    }
+
+    #[test]
+    fn frontmatter_keys_then_parsed_values() {
+        let mut m = meta();
+        m.allowed_tools = vec!["Read".into(), "Bash(git:*)".into()];
+        m.declared_tools = vec!["read_pdf".into()];
+        m.extensions.disable_model_invocation = true;
+        m.extra
+            .insert("disable-model-invocation".into(), json!(true));
+        m.extra.insert("x-team".into(), json!({"a": 1}));
+        m.extra.insert(PARSED_KEY.into(), json!("clash"));
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            text,
+            r#"{"name":"pdf","description":"Reads PDFs.","allowed-tools":"Read Bash(git:*)","disable-model-invocation":true,"x-team":{"a":1},"parsed":{"allowed_tools":["Read","Bash(git:*)"],"declared_tools":["read_pdf"],"extensions":{"disable_model_invocation":true}}}"#
+        );
+    }
+}
