@@ -517,6 +517,7 @@ impl Sources {
     /// it is made of (to find a skill's folder).
     fn providers(&self, paths: Vec<PathBuf>, options: FsOptions) -> Result<Providers, Failure> {
         let roots = self.resolve(paths)?;
+        tracing::debug!(roots = ?roots, standard = self.standard, "skill roots");
         let explicit = (!roots.is_empty() || !self.standard)
             .then(|| Arc::new(FsProvider::new(roots.clone(), options.clone())));
         let standard = self

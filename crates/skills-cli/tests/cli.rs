@@ -1651,3 +1651,23 @@ fn readme_mentions_show_json_and_the_global_options() {
         assert!(readme.contains(needle), "README.md lacks `{needle}`");
     }
 }
+
+#[test]
+fn v_and_rust_log_print_events_on_stderr_only() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let args = ["read", "--raw", "alpha", "scripts/run.sh", arg.as_str()];
+    let (code, stdout, stderr) = run_bytes(&args, &[]);
+    assert_eq!((code, stdout.as_slice()), (0, b"echo run\n".as_slice()));
+    assert!(stderr.is_empty(), "{stderr}");
+    let mut verbose = vec!["-v"];
+    verbose.extend(args);
+    let (code, stdout, stderr) = run_bytes(&verbose, &[]);
+    assert_eq!((code, stdout.as_slice()), (0, b"echo run\n".as_slice()));
+    assert!(stderr.contains("DEBUG"), "{stderr}");
+    assert!(stderr.contains("read raw resource"), "{stderr}");
+    assert!(stderr.contains("bytes=9"), "{stderr}");
+    let (_, stdout, stderr) = run_bytes(&args, &[("RUST_LOG", "skills=debug")]);
+    assert_eq!(stdout, b"echo run\n");
+    assert!(stderr.contains("skill roots"), "{stderr}");
+}
