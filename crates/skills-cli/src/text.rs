@@ -4,8 +4,8 @@
 //! A folder named `a\nok       evil` would otherwise print a fake `ok` line in
 //! `skills validate`, and an `ESC [` sequence in a description could rewrite the
 //! screen. JSON output needs none of this (`serde_json` escapes every control
-//! character); text output goes through [`line`] (one-line fields: names,
-//! paths, messages) or [`block`] (multi-line text such as a skill's body).
+//! character); text output goes through [`line()`] (one-line fields: names,
+//! paths, messages) or [`block()`] (multi-line text such as a skill's body).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -20,7 +20,7 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
     escape(text, false)
 }
 
-/// Like [`line`], but keeps `\n` and `\t`: for multi-line text (a skill's body)
+/// Like [`line()`], but keeps `\n` and `\t`: for multi-line text (a skill's body)
 /// that must still not carry terminal escape sequences or carriage returns.
 pub(crate) fn block(text: &str) -> Cow<'_, str> {
     escape(text, true)
