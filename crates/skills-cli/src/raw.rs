@@ -150,3 +150,95 @@ fn open_checked(root: &Path, path: &ResourcePath) -> Result<File, Error> {
     }
     File::open(target).map_err(|e| open_error(path, &e))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::fs;
+
+    use super::*;
+
+    fn skill() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("skill");
+        fs::create_dir_all(dir.join("assets")).unwrap();
+        fs::write(dir.join("assets/a.bin"), b"\0\x01\x02").unwrap();
+        fs::write(tmp.path().join("secret"), b"secret").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(tmp.path().join("secret"), dir.join("assets/out")).unwrap();
+        let root = dir.canonicalize().unwrap();
+        (tmp, root)
+    }
+
+    fn path(raw: &str) -> ResourcePath {
+        ResourcePath::parse(raw).unwrap()
+    }
+
+    /// The portable fallback, which Linux uses only without `openat2`.
+    #[test]
+    fn the_fallback_keeps_reads_inside_the_skill() {
+        let (_tmp, root) = skill();
+        let mut file = open_checked(&root, &path("assets/a.bin")).unwrap();
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).unwrap();
+        assert_eq!(bytes, b"\0\x01\x02");
+        #[cfg(unix)]
+        assert_eq!(
+            open_checked(&root, &path("assets/out")).unwrap_err().kind(),
+            ErrorKind::InvalidPath
+        );
+        assert_eq!(
+            open_checked(&root, &path("assets")).unwrap_err().kind(),
+            ErrorKind::InvalidPath
+        );
+        assert_eq!(
+            open_checked(&root, &path("assets/none"))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::ResourceNotFound
+        );
+    }
+
+    #[test]
+    fn read_bytes_applies_the_cap() {
+        let (_tmp, root) = skill();
+        assert_eq!(read_bytes(&root, "assets/a.bin", 3).unwrap(), b"\0\x01\x02");
+        assert_eq!(
+            read_bytes(&root, "assets/a.bin", 2).unwrap_err().kind(),
+            ErrorKind::TooLarge
+        );
+        #[cfg(unix)]
+        assert_eq!(
+            read_bytes(&root, "assets/out", 100).unwrap_err().kind(),
+            ErrorKind::InvalidPath
+        );
+        assert_eq!(
+            read_bytes(&root, "../secret", 100).unwrap_err().kind(),
+            ErrorKind::InvalidPath
+        );
+    }
+
+    /// A FIFO would block a plain `open`; it is refused without hanging.
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_not_waited_on() {
+        let (_tmp, root) = skill();
+        let fifo = root.join("assets/pipe");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(status.success());
+        assert_eq!(
+            read_bytes(&root, "assets/pipe", 100).unwrap_err().kind(),
+            ErrorKind::InvalidPath
+        );
+        assert_eq!(
+            open_checked(&root, &path("assets/pipe"))
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidPath
+        );
+    }
+}
