@@ -2,8 +2,17 @@
 //!
 //! A thin binary over `skills-core` and `skills-fs`: it parses arguments, calls the
 //! libraries and prints. It depends on nothing but those two crates, `clap`,
-//! `serde_json` and `pollster`, and must not contain skill rules of its own:
+//! `serde_json`, `pollster`, `tracing-subscriber` (for `-v`) and, on Linux,
+//! `rustix` (for `read --raw`), and must not contain skill rules of its own:
 //! anything a library user would also want belongs in a library crate.
+//!
+//! Text output escapes control characters in everything that comes from the
+//! file system or a file (see `text`).
+
+mod catalog_report;
+mod logging;
+mod raw;
+mod text;
 
 use std::io::{self, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
@@ -13,9 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
+use skills_core::resource::text_content;
 use skills_core::{
     Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LayeredProvider, LineRange,
-    RenderOptions, ReservedNames, SkillProvider, ValidationOptions,
+    RenderOptions, ReservedNames, ResourcePath, Skill, SkillProvider, ValidationOptions,
 };
 use skills_fs::remote::{self, RemoteOptions};
 use skills_fs::{Discovery, FsOptions, FsProvider, StandardRoots, discover, standard_provider};
@@ -29,8 +39,12 @@ With no PATH and no --root, the roots in $SKILLS_ROOT are used; without that,
 
 Exit codes:
   0  success (validate: every skill is valid)
-  1  validate: invalid skills found; show/read: skill or file not found or refused
-  2  usage error or I/O error";
+  1  validate: invalid skills found, or a path holds no skill;
+     show/read: skill or file not found, refused or too large
+  2  usage error (bad option or value, missing or nonexistent path) or I/O error
+
+Logging: -v shows the libraries' debug events on standard error, -vv trace
+events; without -v, $RUST_LOG (a tracing EnvFilter) is used. Off by default.";
 
 /// Check Agent Skills and see what a model would see.
 #[derive(Debug, Parser)]
@@ -50,6 +64,11 @@ struct Cli {
     /// instead of reusing them as they are.
     #[arg(long, global = true)]
     refresh: bool,
+
+    /// Log what the libraries do to standard error: `-v` debug, `-vv` trace
+    /// (default: off, or `$RUST_LOG` when set).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 
     #[command(subcommand)]
     command: Command,
@@ -104,6 +123,9 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Print at most N bytes of the body (cut with a marker).
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -115,8 +137,15 @@ enum Command {
         /// The file, relative to the skill folder (e.g. `references/guide.md`).
         file: String,
         /// Lines to print: `A:B`, `A:` or `A` (1-based, inclusive).
-        #[arg(long, value_parser = parse_lines, value_name = "A:B")]
+        #[arg(long, value_parser = parse_lines, value_name = "A:B", conflicts_with = "raw")]
         lines: Option<LineRange>,
+        /// Print at most N bytes (cut with a marker); files up to N bytes (at
+        /// least 16 MiB) are read. With --raw, larger files are refused.
+        #[arg(long, value_name = "N")]
+        max_bytes: Option<usize>,
+        /// Write the file's bytes unchanged, binary files included.
+        #[arg(long)]
+        raw: bool,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -184,13 +213,22 @@ impl From<skills_core::Error> for Failure {
     }
 }
 
+/// A failed JSON write: a closed pipe ends quietly like any other write.
+fn json_failure(err: serde_json::Error) -> Failure {
+    match err.io_error_kind() {
+        Some(kind) => Failure::from(io::Error::from(kind)),
+        None => Failure::usage(format!("cannot write JSON: {err}")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    logging::init(cli.verbose);
     match run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(failure) if failure.broken_pipe => ExitCode::SUCCESS,
         Err(failure) => {
-            eprintln!("error: {}", failure.message);
+            eprintln!("error: {}", text::line(&failure.message));
             ExitCode::from(failure.code)
         }
     }
@@ -201,6 +239,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         roots,
         standard_roots,
         refresh,
+        verbose: _,
         command,
     } = cli;
     let sources = Sources {
@@ -236,8 +275,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let options = FsOptions::default().with_validation(validation);
             let report = validate(&roots, &explicit, &options);
             if json {
-                serde_json::to_writer_pretty(&mut out, &report.to_json())
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                serde_json::to_writer_pretty(&mut out, &report.to_json()).map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 report.write_text(&mut out)?;
@@ -254,14 +292,18 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             let provider = sources.provider(paths)?;
             let catalog = block_on(provider.list())?;
             if json {
-                serde_json::to_writer_pretty(&mut out, catalog.entries())
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                serde_json::to_writer_pretty(&mut out, catalog.entries()).map_err(json_failure)?;
                 writeln!(out)?;
             } else {
                 let width = catalog.names().map(str::len).max().unwrap_or(0);
                 for m in catalog.entries() {
                     let desc: Vec<&str> = m.description.split_whitespace().collect();
-                    writeln!(out, "{:width$}  {}", m.name.as_str(), desc.join(" "))?;
+                    writeln!(
+                        out,
+                        "{:width$}  {}",
+                        text::line(m.name.as_str()),
+                        text::line(&desc.join(" "))
+                    )?;
                 }
             }
             warn_skipped(provider.as_ref());
@@ -280,63 +322,141 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                 Format::Markdown => CatalogFormat::Markdown,
                 Format::Json => CatalogFormat::Json,
             };
-            let budget = Budget::new(budget, description_cap);
-            let text = catalog.render(
+            let limit = budget;
+            let budget = Budget::new(limit, description_cap);
+            let mut rendered = catalog.render(
                 &RenderOptions::default()
                     .with_format(format)
                     .with_budget(budget),
             );
-            out.write_all(text.as_bytes())?;
+            if rendered.is_empty() && format == CatalogFormat::Json {
+                // JSON output is always a JSON document.
+                rendered = EMPTY_JSON_CATALOG.to_owned();
+            }
+            out.write_all(rendered.as_bytes())?;
+            for warning in catalog_report::warnings(&catalog, format, limit, &rendered) {
+                eprintln!("warning: {warning}");
+            }
             warn_skipped(provider.as_ref());
             Ok(0)
         }
-        Command::Show { name, json, paths } => {
+        Command::Show {
+            name,
+            json,
+            max_bytes,
+            paths,
+        } => {
             let provider = sources.provider(paths)?;
-            let skill = block_on(provider.get(&name))?;
+            let mut skill = Arc::unwrap_or_clone(block_on(provider.get(&name))?);
+            if let Some(max) = max_bytes {
+                skill.body = cut_body(&skill.body, max);
+            }
             if json {
-                serde_json::to_writer_pretty(&mut out, &*skill)
-                    .map_err(|e| Failure::usage(format!("cannot write JSON: {e}")))?;
+                serde_json::to_writer_pretty(&mut out, &skill).map_err(json_failure)?;
                 writeln!(out)?;
                 return Ok(0);
             }
-            let m = &skill.metadata;
-            writeln!(out, "name:        {}", m.name)?;
-            writeln!(out, "description: {}", m.description)?;
-            if let Some(location) = &skill.location {
-                writeln!(out, "location:    {location}")?;
-            }
-            if let Some(license) = &m.license {
-                writeln!(out, "license:     {license}")?;
-            }
-            if !m.declared_tools.is_empty() {
-                writeln!(out, "tools:       {}", m.declared_tools.join(", "))?;
-            }
-            if !skill.resources.is_empty() {
-                writeln!(out, "files:")?;
-                for e in &skill.resources.entries {
-                    let size = e.size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
-                    writeln!(out, "  {}{size}", e.path)?;
-                }
-                if skill.resources.omitted > 0 {
-                    writeln!(out, "  … and {} more", skill.resources.omitted)?;
-                }
-            }
-            writeln!(out, "---")?;
-            writeln!(out, "{}", skill.body)?;
+            write_show_text(&mut out, &skill)?;
             Ok(0)
         }
         Command::Read {
             name,
             file,
             lines,
+            max_bytes,
+            raw,
             paths,
         } => {
-            let provider = sources.provider(paths)?;
-            let content = block_on(provider.read_resource(&name, &file, lines))?;
+            let options = read_options(max_bytes);
+            let providers = sources.providers(paths, options.clone())?;
+            if raw {
+                // `get` first, so an unknown name lists the names that exist.
+                block_on(providers.combined.get(&name))?;
+                let dir = providers.skill_dir(&name).ok_or_else(|| {
+                    Failure::from(skills_core::Error::skill_not_found(&name, Vec::new()))
+                })?;
+                // Raw bytes cannot be cut with a marker: over the cap is refused.
+                let cap = max_bytes.map_or(options.max_resource_bytes, |n| n as u64);
+                let bytes = raw::read_bytes(&dir, &file, cap)?;
+                out.write_all(&bytes)?;
+                return Ok(0);
+            }
+            let content =
+                block_on(providers.combined.read_resource(&name, &file, lines)).map_err(|err| {
+                    let binary = err.kind() == ErrorKind::Binary;
+                    let mut failure = Failure::from(err);
+                    if binary {
+                        failure.message.push_str("; use --raw to write its bytes");
+                    }
+                    failure
+                })?;
             out.write_all(content.text.as_bytes())?;
             Ok(0)
         }
     }
+}
+
+/// The catalog `--format json` prints when no skill is listed: still a JSON
+/// document, of the same shape as a non-empty one.
+const EMPTY_JSON_CATALOG: &str = "{\"skills\":[]}\n";
+
+/// `FsOptions` for `read`: `--max-bytes N` caps the text returned at `N` bytes
+/// and lets files of up to `N` bytes (never less than the default 16 MiB) be
+/// read at all.
+fn read_options(max_bytes: Option<usize>) -> FsOptions {
+    let options = FsOptions::default();
+    match max_bytes {
+        None => options,
+        Some(max) => {
+            let limit = options.max_resource_bytes.max(max as u64);
+            options
+                .with_max_read_bytes(max)
+                .with_max_resource_bytes(limit)
+        }
+    }
+}
+
+/// The body cut at `max` bytes with the same marker `read` uses.
+fn cut_body(body: &str, max: usize) -> String {
+    let Ok(path) = ResourcePath::parse("SKILL.md") else {
+        return body.to_owned();
+    };
+    match text_content(path, body.as_bytes(), None, max) {
+        Ok(content) => content.text.trim_end().to_owned(),
+        Err(_) => body.to_owned(),
+    }
+}
+
+/// `skills show` in text form; every field from the skill is escaped.
+fn write_show_text(out: &mut impl Write, skill: &Skill) -> io::Result<()> {
+    let m = &skill.metadata;
+    writeln!(out, "name:        {}", text::line(m.name.as_str()))?;
+    writeln!(out, "description: {}", text::line(&m.description))?;
+    if let Some(location) = &skill.location {
+        writeln!(out, "location:    {}", text::line(location))?;
+    }
+    if let Some(license) = &m.license {
+        writeln!(out, "license:     {}", text::line(license))?;
+    }
+    if !m.declared_tools.is_empty() {
+        writeln!(
+            out,
+            "tools:       {}",
+            text::line(&m.declared_tools.join(", "))
+        )?;
+    }
+    if !skill.resources.is_empty() {
+        writeln!(out, "files:")?;
+        for e in &skill.resources.entries {
+            let size = e.size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
+            writeln!(out, "  {}{size}", text::line(e.path.as_str()))?;
+        }
+        if skill.resources.omitted > 0 {
+            writeln!(out, "  … and {} more", skill.resources.omitted)?;
+        }
+    }
+    writeln!(out, "---")?;
+    writeln!(out, "{}", text::block(&skill.body))
 }
 
 fn block_on<F: std::future::Future>(future: F) -> F::Output {
@@ -391,21 +511,60 @@ impl Sources {
     /// One provider over the explicit roots and, when asked, the standard roots
     /// (explicit roots take precedence).
     fn provider(&self, paths: Vec<PathBuf>) -> Result<Arc<dyn SkillProvider>, Failure> {
+        Ok(self.providers(paths, FsOptions::default())?.combined)
+    }
+
+    /// [`Sources::provider`] with `options`, keeping the file-system providers
+    /// it is made of (to find a skill's folder).
+    fn providers(&self, paths: Vec<PathBuf>, options: FsOptions) -> Result<Providers, Failure> {
         let roots = self.resolve(paths)?;
-        let explicit: Arc<dyn SkillProvider> =
-            Arc::new(FsProvider::new(roots.clone(), FsOptions::default()));
-        if !self.standard {
-            return Ok(explicit);
-        }
-        let standard: Arc<dyn SkillProvider> = Arc::new(standard_provider(FsOptions::default()));
-        if roots.is_empty() {
-            return Ok(standard);
-        }
-        Ok(Arc::new(
-            LayeredProvider::new()
-                .with_layer("given paths", explicit)
-                .with_layer("standard roots", standard),
-        ))
+        tracing::debug!(roots = ?roots, standard = self.standard, "skill roots");
+        let explicit = (!roots.is_empty() || !self.standard)
+            .then(|| Arc::new(FsProvider::new(roots.clone(), options.clone())));
+        let standard = self
+            .standard
+            .then(|| Arc::new(standard_provider(options.clone())));
+        let combined: Arc<dyn SkillProvider> = match (&explicit, &standard) {
+            (Some(explicit), Some(standard)) => Arc::new(
+                LayeredProvider::new()
+                    .with_layer(
+                        "given paths",
+                        Arc::clone(explicit) as Arc<dyn SkillProvider>,
+                    )
+                    .with_layer(
+                        "standard roots",
+                        Arc::clone(standard) as Arc<dyn SkillProvider>,
+                    ),
+            ),
+            (Some(explicit), None) => Arc::clone(explicit) as Arc<dyn SkillProvider>,
+            (None, Some(standard)) => Arc::clone(standard) as Arc<dyn SkillProvider>,
+            (None, None) => Arc::new(FsProvider::new(roots, options)),
+        };
+        Ok(Providers {
+            explicit,
+            standard,
+            combined,
+        })
+    }
+}
+
+/// The providers behind one command.
+struct Providers {
+    /// Over the given paths, when there are any (or no standard roots).
+    explicit: Option<Arc<FsProvider>>,
+    /// Over the standard roots, with `--standard-roots`.
+    standard: Option<Arc<skills_fs::StandardProvider>>,
+    /// What the command reads through: the two above, given paths first.
+    combined: Arc<dyn SkillProvider>,
+}
+
+impl Providers {
+    /// The folder of the skill `name` that `combined` serves.
+    fn skill_dir(&self, name: &str) -> Option<PathBuf> {
+        self.explicit
+            .as_ref()
+            .and_then(|p| p.skill_dir(name))
+            .or_else(|| self.standard.as_ref().and_then(|p| p.skill_dir(name)))
     }
 }
 
@@ -598,7 +757,7 @@ impl ValidateReport {
 
     fn write_text(&self, out: &mut impl Write) -> io::Result<()> {
         for d in self.missing.iter().chain(&self.discovery.diagnostics) {
-            writeln!(out, "{d}")?;
+            writeln!(out, "{}", text::line(&d.to_string()))?;
         }
         let mut valid = 0;
         for s in &self.discovery.skills {
@@ -611,14 +770,17 @@ impl ValidateReport {
                 },
                 str::to_owned,
             );
+            let label = text::line(&label);
+            let dir = s.dir.display().to_string();
+            let dir = text::line(&dir);
             if s.is_valid() {
                 valid += 1;
-                writeln!(out, "ok       {label}  ({})", s.dir.display())?;
+                writeln!(out, "ok       {label}  ({dir})")?;
             } else {
-                writeln!(out, "INVALID  {label}  ({})", s.dir.display())?;
+                writeln!(out, "INVALID  {label}  ({dir})")?;
             }
             for d in &s.diagnostics {
-                writeln!(out, "    {d}")?;
+                writeln!(out, "    {}", text::line(&d.to_string()))?;
             }
         }
         let (errors, warnings) = self.counts();

@@ -945,6 +945,7 @@ fn read_binary_file_exits_1() {
 
     let out = run(&["read", "alpha", "assets/logo.png", &arg]).expect_code(1);
     assert!(out.stderr.contains("binary"), "{}", out.stderr);
+    assert!(out.stderr.contains("use --raw"), "{}", out.stderr);
     assert!(out.stdout.is_empty());
 }
 
@@ -1172,4 +1173,501 @@ fn validate_standard_roots_that_hold_no_skill_is_not_an_error() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("0 skill(s) checked"), "{stdout}");
+}
+
+// ------------------------------------------------- logging, escaping, raw reads
+
+/// Runs and returns stdout as bytes (for `read --raw`).
+fn run_bytes(args: &[&str], envs: &[(&str, &str)]) -> (i32, Vec<u8>, String) {
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+        .args(args)
+        .current_dir(cwd.path())
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("the skills binary runs");
+    (
+        output.status.code().expect("exited normally"),
+        output.stdout,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn logging_is_off_by_default_and_v_is_accepted_everywhere() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let quiet = run(&["list", &arg]).expect_code(0);
+    assert!(quiet.stderr.is_empty(), "{}", quiet.stderr);
+    for args in [
+        vec!["-v", "list", arg.as_str()],
+        vec!["list", "-vv", arg.as_str()],
+        vec!["--verbose", "catalog", arg.as_str()],
+    ] {
+        let out = run(&args).expect_code(0);
+        assert!(out.stdout.contains("alpha"), "{args:?}: {}", out.stdout);
+    }
+}
+
+#[test]
+fn an_invalid_rust_log_is_reported_and_the_command_still_runs() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let (code, stdout, stderr) = run_bytes(&["list", &arg], &[("RUST_LOG", "skills_fs=notalevel")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(String::from_utf8_lossy(&stdout).contains("alpha"));
+    assert!(
+        stderr.contains("RUST_LOG is not a valid filter"),
+        "{stderr}"
+    );
+    // A valid filter installs the subscriber; stdout stays the plain result.
+    let (code, stdout, stderr) = run_bytes(&["list", &arg], &[("RUST_LOG", "skills_fs=trace")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&stdout).lines().count(), 2);
+}
+
+/// A skill in a folder whose name holds a newline and an ESC; the newline is
+/// followed by text that would forge an `ok` line if printed raw.
+fn hostile_root() -> (Root, String) {
+    let root = Root::new();
+    let folder = "evil\nok       forged  (/tmp/x)\u{1b}[2J";
+    root.write(
+        &format!("{folder}/SKILL.md"),
+        "---\nname: evil\ndescription: \"Line one.\\nok       forged \\e[31m\"\n---\nBody \u{1b}[2J text.\n",
+    );
+    root.write(&format!("{folder}/references/a\u{1b}b.md"), "x\n");
+    let arg = root.arg();
+    (root, arg)
+}
+
+#[test]
+fn validate_text_escapes_control_characters_in_folder_names() {
+    let (_root, arg) = hostile_root();
+    let out = run(&["validate", &arg]);
+    assert!(!out.stdout.contains('\u{1b}'), "{:?}", out.stdout);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("ok       forged")),
+        "a forged line:\n{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("evil\\nok       forged"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("\\x1b[2J"), "{}", out.stdout);
+    // JSON keeps the real name, escaped by JSON itself.
+    let json = run(&["validate", "--json", &arg]).json();
+    let dir = json["skills"][0]["dir"].as_str().expect("dir");
+    assert!(
+        dir.ends_with("evil\nok       forged  (/tmp/x)\u{1b}[2J"),
+        "{dir:?}"
+    );
+}
+
+#[test]
+fn show_text_escapes_control_characters() {
+    let (_root, arg) = hostile_root();
+    let out = run(&["show", "evil", &arg]).expect_code(0);
+    assert!(!out.stdout.contains('\u{1b}'), "{:?}", out.stdout);
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("ok ")),
+        "a forged line:\n{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("description: Line one.\\nok       forged \\x1b[31m"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("location:    "), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("evil\\nok       forged  (/tmp/x)\\x1b[2J/SKILL.md"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("Body \\x1b[2J text."), "{}", out.stdout);
+    // `list` puts names and descriptions on one line each.
+    let list = run(&["list", &arg]).expect_code(0);
+    assert_eq!(list.stdout.lines().count(), 1, "{}", list.stdout);
+    assert!(!list.stdout.contains('\u{1b}'), "{:?}", list.stdout);
+}
+
+#[test]
+fn errors_escape_control_characters() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let out = run(&["read", "alpha", "references/nope\u{1b}[2J.md", &arg]).expect_code(1);
+    assert!(!out.stderr.contains('\u{1b}'), "{:?}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn read_raw_writes_binary_bytes_unchanged() {
+    let root = Root::with_two_skills();
+    let png: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\xff\xfe";
+    root.write("alpha/assets/logo.png", png);
+    let arg = root.arg();
+    let (code, stdout, stderr) =
+        run_bytes(&["read", "--raw", "alpha", "assets/logo.png", &arg], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, png);
+    // Text files come out unchanged too.
+    let (code, stdout, _) = run_bytes(&["read", "alpha", "scripts/run.sh", "--raw", &arg], &[]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, b"echo run\n");
+}
+
+#[test]
+fn read_raw_refuses_escapes_and_missing_files() {
+    let root = Root::with_two_skills();
+    root.write("outside.bin", b"\0secret".as_slice());
+    root.write("alpha/assets/ok.bin", b"\0".as_slice());
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.join("outside.bin"), root.join("alpha/assets/link.bin"))
+        .expect("symlink");
+    let arg = root.arg();
+    for (file, needle) in [
+        ("../outside.bin", ".."),
+        ("/etc/passwd", "absolute"),
+        #[cfg(unix)]
+        ("assets/link.bin", "outside the skill folder"),
+        ("assets/none.bin", "no file"),
+        ("references", "not a regular file"),
+    ] {
+        let (code, stdout, stderr) = run_bytes(&["read", "--raw", "alpha", file, &arg], &[]);
+        assert_eq!(code, 1, "{file}: {stderr}");
+        assert!(stdout.is_empty(), "{file}");
+        assert!(stderr.contains(needle), "{file}: {stderr}");
+    }
+    let (code, _, stderr) = run_bytes(&["read", "--raw", "nobody", "a", &arg], &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("alpha"), "{stderr}");
+}
+
+#[test]
+fn read_raw_and_lines_conflict() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    run(&[
+        "read",
+        "--raw",
+        "--lines",
+        "1:2",
+        "alpha",
+        "scripts/run.sh",
+        &arg,
+    ])
+    .expect_code(2);
+}
+
+#[test]
+fn read_max_bytes_cuts_and_raises_the_refusal_limit() {
+    let root = Root::with_two_skills();
+    root.write("alpha/references/long.md", "line\n".repeat(100));
+    let arg = root.arg();
+    let out = run(&[
+        "read",
+        "--max-bytes",
+        "12",
+        "alpha",
+        "references/long.md",
+        &arg,
+    ])
+    .expect_code(0);
+    assert!(
+        out.stdout.starts_with("line\nline\n[truncated"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("capped at 12 bytes"), "{}", out.stdout);
+    // --raw refuses files over --max-bytes instead of cutting them.
+    let (code, stdout, stderr) = run_bytes(
+        &[
+            "read",
+            "--raw",
+            "--max-bytes",
+            "12",
+            "alpha",
+            "references/long.md",
+            &arg,
+        ],
+        &[],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("500 bytes"), "{stderr}");
+}
+
+#[test]
+fn read_over_16_mib_is_refused_unless_max_bytes_allows_it() {
+    let root = Root::with_two_skills();
+    let big = 16 * 1024 * 1024 + 10;
+    root.write("alpha/references/big.txt", "a\n".repeat(big / 2));
+    let arg = root.arg();
+    let out = run(&[
+        "read",
+        "--lines",
+        "1:2",
+        "alpha",
+        "references/big.txt",
+        &arg,
+    ])
+    .expect_code(1);
+    assert!(out.stderr.contains("are not read"), "{}", out.stderr);
+    let out = run(&[
+        "read",
+        "--lines",
+        "1:2",
+        "--max-bytes",
+        "20000000",
+        "alpha",
+        "references/big.txt",
+        &arg,
+    ])
+    .expect_code(0);
+    assert_eq!(out.stdout, "a\na\n");
+}
+
+#[test]
+fn show_max_bytes_cuts_the_body() {
+    let root = Root::new();
+    root.skill("long", "Long body. Use it for tests.", &"word\n".repeat(50));
+    let arg = root.arg();
+    let out = run(&["show", "--max-bytes", "10", "long", &arg]).expect_code(0);
+    let body = out.stdout.split("---\n").nth(1).expect("a body");
+    assert!(body.starts_with("word\nword\n[truncated"), "{body}");
+    let json = run(&["show", "--json", "--max-bytes", "10", "long", &arg])
+        .expect_code(0)
+        .json();
+    assert!(
+        json["body"]
+            .as_str()
+            .expect("body")
+            .starts_with("word\nword\n[truncated")
+    );
+}
+
+// ---------------------------------------------------------------- JSON shape
+
+#[test]
+fn list_json_uses_frontmatter_keys_and_leaves_empty_fields_out() {
+    let root = Root::new();
+    root.write(
+        "tooly/SKILL.md",
+        "---\nname: tooly\ndescription: Uses tools. Use it for tests.\nallowed-tools: Read Bash(git:*)\nargument-hint: \"[x]\"\ndisable-model-invocation: true\nx-custom:\n  a: 1\n---\nTools:\n- read_file\n",
+    );
+    root.skill("plain", "Plain skill. Use it for tests.", "Body.");
+    let arg = root.arg();
+    let json = run(&["list", "--json", &arg]).expect_code(0).json();
+    assert_eq!(
+        json[0],
+        serde_json::json!({
+            "name": "plain",
+            "description": "Plain skill. Use it for tests."
+        })
+    );
+    assert_eq!(
+        json[1],
+        serde_json::json!({
+            "name": "tooly",
+            "description": "Uses tools. Use it for tests.",
+            "allowed-tools": "Read Bash(git:*)",
+            "argument-hint": "[x]",
+            "disable-model-invocation": true,
+            "x-custom": {"a": 1},
+            "parsed": {
+                "allowed_tools": ["Read", "Bash(git:*)"],
+                "declared_tools": ["read_file"],
+                "extensions": {"disable_model_invocation": true, "argument_hint": "[x]"}
+            }
+        })
+    );
+}
+
+/// The `show --json` example in docs/cli.md is what the command prints (the
+/// body, shortened there, is compared by its start).
+#[test]
+fn show_json_matches_the_documented_example() {
+    let doc = fs::read_to_string(workspace().join("docs/cli.md")).expect("docs/cli.md");
+    let marker = "<!-- show-json-example: skills show --json incident-postmortem -->";
+    let after = doc
+        .split(marker)
+        .nth(1)
+        .expect("the example marker in docs/cli.md");
+    let block = after
+        .split("```json\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a json block after the marker");
+    let documented: Value = serde_json::from_str(block).expect("the documented example is JSON");
+    let actual = run_in(&workspace(), &["show", "--json", "incident-postmortem"])
+        .expect_code(0)
+        .json();
+    let keys =
+        |v: &Value| -> Vec<String> { v.as_object().expect("an object").keys().cloned().collect() };
+    assert_eq!(keys(&actual), keys(&documented));
+    for key in ["metadata", "resources", "location"] {
+        assert_eq!(
+            actual[key], documented[key],
+            "`{key}` differs from docs/cli.md"
+        );
+    }
+    let short = documented["body"]
+        .as_str()
+        .expect("body")
+        .trim_end_matches('…');
+    assert!(actual["body"].as_str().expect("body").starts_with(short));
+}
+
+// ------------------------------------------------------------ catalog warnings
+
+#[test]
+fn catalog_over_budget_warns_naming_left_out_skills() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let out = run(&["catalog", "--budget", "100", &arg]).expect_code(0);
+    assert!(out.stdout.chars().count() > 100);
+    assert!(
+        out.stderr
+            .contains("2 of 2 skill(s) left out to fit the budget: alpha, beta"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("over the budget of 100"),
+        "{}",
+        out.stderr
+    );
+    // A budget that keeps some skills names exactly the ones left out.
+    let many = Root::new();
+    for name in ["s1", "s2", "s3", "s4", "s5", "s6"] {
+        many.skill(name, "Short. Use it.", "Body.");
+    }
+    let many_arg = many.arg();
+    let full = run(&["catalog", &many_arg]).expect_code(0);
+    assert!(full.stderr.is_empty(), "{}", full.stderr);
+    let full_len = full.stdout.chars().count();
+    let partial = (1..60)
+        .map(|step| full_len - step * 10)
+        .map(|budget| run(&["catalog", "--budget", &budget.to_string(), &many_arg]).expect_code(0))
+        .find(|out| out.stderr.contains("skill(s) left out") && !out.stderr.contains("6 of 6"))
+        .expect("some budget keeps some skills");
+    let left_out = partial
+        .stderr
+        .split("left out to fit the budget: ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .expect("names");
+    for name in ["s1", "s2", "s3", "s4", "s5", "s6"] {
+        let shown = partial.stdout.contains(&format!("<skill name=\"{name}\">"));
+        assert_eq!(
+            shown,
+            !left_out.split(", ").any(|n| n == name),
+            "{name}: {}\n{}",
+            partial.stderr,
+            partial.stdout
+        );
+    }
+    assert!(
+        !partial.stderr.contains("over the budget"),
+        "{}",
+        partial.stderr
+    );
+    for format in ["xml", "markdown", "json"] {
+        let out = run(&["catalog", "--format", format, "--budget", "100000", &arg]).expect_code(0);
+        assert!(out.stderr.is_empty(), "{format}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn catalog_empty_warns_and_json_stays_json() {
+    let root = Root::new();
+    root.write("README.md", "no skills here\n");
+    let arg = root.arg();
+    let out = run(&["catalog", &arg]).expect_code(0);
+    assert!(out.stdout.is_empty());
+    assert!(
+        out.stderr.contains("the catalog is empty"),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["catalog", "--format", "json", &arg]).expect_code(0);
+    assert_eq!(out.json(), serde_json::json!({"skills": []}));
+    // Hidden skills only: still empty, and the warning says why.
+    root.write(
+        "hidden/SKILL.md",
+        "---\nname: hidden\ndescription: Hidden. Use by name.\ndisable-model-invocation: true\n---\nBody.\n",
+    );
+    let out = run(&["catalog", "--format", "json", &arg]).expect_code(0);
+    assert_eq!(out.json()["skills"], serde_json::json!([]));
+    assert!(
+        out.stderr.contains("disable-model-invocation"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn catalog_json_with_a_budget_is_valid_json() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    for budget in ["1", "100", "300", "100000", "5t"] {
+        let out = run(&["catalog", "--format", "json", "--budget", budget, &arg]).expect_code(0);
+        let _ = out.json();
+    }
+}
+
+// ------------------------------------------------------------------- docs
+
+#[test]
+fn help_readme_and_docs_agree_on_exit_code_1_for_a_path_without_skills() {
+    let help = run(&["--help"]).expect_code(0).stdout;
+    assert!(help.contains("or a path holds no skill"), "{help}");
+    let readme = fs::read_to_string(workspace().join("README.md")).expect("README");
+    let cli = fs::read_to_string(workspace().join("docs/cli.md")).expect("docs/cli.md");
+    assert!(readme.contains("a path holds no skill"), "README.md");
+    assert!(cli.contains("a path holds no skill"), "docs/cli.md");
+    // And the code does it.
+    let empty = Root::new();
+    empty.write("notes.txt", "x");
+    run(&["validate", &empty.arg()]).expect_code(1);
+}
+
+#[test]
+fn readme_mentions_show_json_and_the_global_options() {
+    let readme = fs::read_to_string(workspace().join("README.md")).expect("README");
+    for needle in [
+        "show --json",
+        "--root",
+        "--standard-roots",
+        "--refresh",
+        "-v",
+    ] {
+        assert!(readme.contains(needle), "README.md lacks `{needle}`");
+    }
+}
+
+#[test]
+fn v_and_rust_log_print_events_on_stderr_only() {
+    let root = Root::with_two_skills();
+    let arg = root.arg();
+    let args = ["read", "--raw", "alpha", "scripts/run.sh", arg.as_str()];
+    let (code, stdout, stderr) = run_bytes(&args, &[]);
+    assert_eq!((code, stdout.as_slice()), (0, b"echo run\n".as_slice()));
+    assert!(stderr.is_empty(), "{stderr}");
+    let mut verbose = vec!["-v"];
+    verbose.extend(args);
+    let (code, stdout, stderr) = run_bytes(&verbose, &[]);
+    assert_eq!((code, stdout.as_slice()), (0, b"echo run\n".as_slice()));
+    assert!(stderr.contains("DEBUG"), "{stderr}");
+    assert!(stderr.contains("read raw resource"), "{stderr}");
+    assert!(stderr.contains("bytes=9"), "{stderr}");
+    let (_, stdout, stderr) = run_bytes(&args, &[("RUST_LOG", "skills=debug")]);
+    assert_eq!(stdout, b"echo run\n");
+    assert!(stderr.contains("skill roots"), "{stderr}");
 }

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use serde::ser::{SerializeMap as _, Serializer};
 
 use crate::name::SkillName;
 
@@ -23,7 +24,22 @@ pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 /// Everything the frontmatter says about a skill (level 1 of disclosure, plus the
 /// declared tools from the body's `Tools:` section).
+///
+/// # Serialization
+///
+/// Serializes as a map under the frontmatter's own keys, in this order: `name`,
+/// `description`, `license`, `compatibility`, `metadata`, `allowed-tools` (the
+/// tools joined by single spaces), then every other frontmatter field (from
+/// [`SkillMetadata::extra`], extension fields included) under its own name,
+/// sorted. The interpretations follow under [`PARSED_KEY`] (`"parsed"`):
+/// `allowed_tools` (the list), `declared_tools` and `extensions` (only the
+/// fields that are set). Empty fields are left out everywhere, `parsed`
+/// included. A frontmatter field named `parsed` is left out of the top level
+/// (it stays in `extra` and `raw_frontmatter`). `raw_frontmatter` is not
+/// serialized.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+// The field attributes below are kept for readers; `into` decides the shape.
+#[serde(into = "MetadataView")]
 #[non_exhaustive]
 pub struct SkillMetadata {
     /// The validated name.
@@ -54,6 +70,73 @@ pub struct SkillMetadata {
     /// The frontmatter text exactly as written (line endings normalized to `\n`).
     #[serde(skip)]
     pub raw_frontmatter: String,
+}
+
+/// The key under which [`SkillMetadata`] serializes its parsed values.
+pub const PARSED_KEY: &str = "parsed";
+
+/// The parsed half of the serialized [`SkillMetadata`].
+#[derive(Serialize)]
+struct Parsed<'a> {
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    allowed_tools: &'a [String],
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    declared_tools: &'a [String],
+    #[serde(skip_serializing_if = "Extensions::is_empty")]
+    extensions: &'a Extensions,
+}
+
+/// [`SkillMetadata`] in its serialized shape (see "Serialization" there).
+struct MetadataView(SkillMetadata);
+
+impl From<SkillMetadata> for MetadataView {
+    fn from(metadata: SkillMetadata) -> Self {
+        Self(metadata)
+    }
+}
+
+impl Serialize for MetadataView {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Self(metadata) = self;
+        metadata.serialize_view(serializer)
+    }
+}
+
+impl SkillMetadata {
+    fn serialize_view<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("description", &self.description)?;
+        if let Some(license) = &self.license {
+            map.serialize_entry("license", license)?;
+        }
+        if let Some(compatibility) = &self.compatibility {
+            map.serialize_entry("compatibility", compatibility)?;
+        }
+        if !self.metadata.is_empty() {
+            map.serialize_entry("metadata", &self.metadata)?;
+        }
+        if !self.allowed_tools.is_empty() {
+            map.serialize_entry("allowed-tools", &self.allowed_tools.join(" "))?;
+        }
+        for (key, value) in &self.extra {
+            if key != PARSED_KEY && !SPEC_FIELDS.contains(&key.as_str()) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        let parsed = Parsed {
+            allowed_tools: &self.allowed_tools,
+            declared_tools: &self.declared_tools,
+            extensions: &self.extensions,
+        };
+        if !(parsed.allowed_tools.is_empty()
+            && parsed.declared_tools.is_empty()
+            && parsed.extensions.is_empty())
+        {
+            map.serialize_entry(PARSED_KEY, &parsed)?;
+        }
+        map.end()
+    }
 }
 
 impl SkillMetadata {
@@ -104,6 +187,7 @@ pub struct Extensions {
     pub when_to_use: Option<String>,
     /// `disable-model-invocation: true`: hidden from the catalog, loaded only on an
     /// explicit mention.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub disable_model_invocation: bool,
     /// `user-invocable`: whether a user may invoke the skill directly.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -111,6 +195,13 @@ pub struct Extensions {
     /// `argument-hint`: how to pass arguments when invoking it directly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub argument_hint: Option<String>,
+}
+
+impl Extensions {
+    /// Whether no extension field is set (`disable_model_invocation` false).
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// Names of the extension fields [`Extensions`] interprets.
@@ -123,3 +214,41 @@ pub const EXTENSION_FIELDS: &[&str] = &[
     "user-invocable",
     "when_to_use",
 ];
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn meta() -> SkillMetadata {
+        SkillMetadata::new(SkillName::parse("pdf").unwrap(), "Reads PDFs.")
+    }
+
+    #[test]
+    fn a_bare_skill_is_name_and_description_only() {
+        assert_eq!(
+            serde_json::to_value(meta()).unwrap(),
+            json!({"name": "pdf", "description": "Reads PDFs."})
+        );
+    }
+
+    #[test]
+    fn frontmatter_keys_then_parsed_values() {
+        let mut m = meta();
+        m.allowed_tools = vec!["Read".into(), "Bash(git:*)".into()];
+        m.declared_tools = vec!["read_pdf".into()];
+        m.extensions.disable_model_invocation = true;
+        m.extra
+            .insert("disable-model-invocation".into(), json!(true));
+        m.extra.insert("x-team".into(), json!({"a": 1}));
+        m.extra.insert(PARSED_KEY.into(), json!("clash"));
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            text,
+            r#"{"name":"pdf","description":"Reads PDFs.","allowed-tools":"Read Bash(git:*)","disable-model-invocation":true,"x-team":{"a":1},"parsed":{"allowed_tools":["Read","Bash(git:*)"],"declared_tools":["read_pdf"],"extensions":{"disable_model_invocation":true}}}"#
+        );
+    }
+}

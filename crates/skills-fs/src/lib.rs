@@ -48,3 +48,8 @@ pub use vfs::{CountingFs, FileKind, FileStat, FsCounts, FsOp, RealFs, Vfs};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/providers.md")]
 pub struct ProvidersGuide;
+
+/// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/standard-roots.md")]
+pub struct StandardRootsGuide;

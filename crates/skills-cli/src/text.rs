@@ -1,0 +1,88 @@
+//! Escaping for text output: names, paths and messages that come from the file
+//! system or from a file must not forge lines or drive the terminal.
+//!
+//! A folder named `a\nok       evil` would otherwise print a fake `ok` line in
+//! `skills validate`, and an `ESC [` sequence in a description could rewrite the
+//! screen. JSON output needs none of this (`serde_json` escapes every control
+//! character); text output goes through [`line()`] (one-line fields: names,
+//! paths, messages) or [`block()`] (multi-line text such as a skill's body).
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Escapes every control character of `text`, so it prints as one line.
+///
+/// `\n`, `\r` and `\t` become those two-character escapes, other C0/C1 controls
+/// and DEL become `\xHH`, and characters that reorder or break lines without
+/// being controls (U+2028, U+2029, bidirectional overrides and isolates, U+200E,
+/// U+200F) become `\u{HHHH}`. Everything else, backslashes included, is kept.
+pub(crate) fn line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Like [`line()`], but keeps `\n` and `\t`: for multi-line text (a skill's body)
+/// that must still not carry terminal escape sequences or carriage returns.
+pub(crate) fn block(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn needs_escape(c: char, keep_newlines: bool) -> bool {
+    if keep_newlines && (c == '\n' || c == '\t') {
+        return false;
+    }
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {
+    if !text.chars().any(|c| needs_escape(c, keep_newlines)) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !needs_escape(c, keep_newlines) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if u32::from(c) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_text_is_borrowed() {
+        assert!(matches!(line("csv-insights (a/b c)"), Cow::Borrowed(_)));
+        assert!(matches!(block("# Body\n\n\tcode\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn controls_are_escaped() {
+        assert_eq!(line("a\nb\rc\td"), "a\\nb\\rc\\td");
+        assert_eq!(line("x\u{1b}[31my"), "x\\x1b[31my");
+        assert_eq!(line("\u{7f}\u{85}"), "\\x7f\\x85");
+        assert_eq!(line("a\u{202e}b\u{2028}"), "a\\u{202e}b\\u{2028}");
+        assert_eq!(line("back\\slash é"), "back\\slash é");
+    }
+
+    #[test]
+    fn block_keeps_newlines_and_tabs_only() {
+        assert_eq!(block("a\n\tb\r\n\u{1b}c"), "a\n\tb\\r\n\\x1bc");
+    }
+}
