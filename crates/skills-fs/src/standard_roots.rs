@@ -364,10 +364,10 @@ impl StandardProvider {
         self.layers.iter().find_map(|l| l.skill_dir(name))
     }
 
-    /// Rescans every root (see [`FsProvider::rescan`]).
-    pub fn rescan(&self) {
+    /// Rescans every root, one after the other (see [`FsProvider::rescan`]).
+    pub async fn rescan(&self) {
         for layer in &self.layers {
-            layer.rescan();
+            layer.rescan().await;
         }
     }
 
