@@ -446,8 +446,7 @@ impl Inner {
                 Some("racy")
             } else if !all_unchanged(self.vfs(), &snapshot.watched_dirs)
                 || !all_unchanged(self.vfs(), &snapshot.broken_mds)
-                || (self.options.watch_skill_md
-                    && !all_unchanged(self.vfs(), &snapshot.skill_mds))
+                || (self.options.watch_skill_md && !all_unchanged(self.vfs(), &snapshot.skill_mds))
             {
                 Some("changed")
             } else {
@@ -565,8 +564,12 @@ impl Inner {
         let skill = match loaded {
             Ok(skill) => skill,
             Err(err) => {
-                // Broken since the scan: the catalog is out of date.
+                // Broken or removed since the scan: the catalog is out of date.
                 self.forget(name);
+                if self.vfs().metadata(&dir).is_err() {
+                    // The folder is gone: the skill no longer exists.
+                    return Err(not_found(name, &snapshot.catalog));
+                }
                 return Err(err);
             }
         };
