@@ -585,3 +585,64 @@ fn a_skill_removed_after_the_scan_is_not_found() {
     let err = block_on(provider.get("doomed")).expect_err("gone");
     assert_eq!(err.kind(), ErrorKind::SkillNotFound, "{err}");
 }
+
+/// A `tracing` writer into a shared buffer.
+#[derive(Debug, Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().expect("buffer").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn every_io_step_has_a_span_with_its_fields() {
+    use tracing_subscriber::fmt::format::FmtSpan;
+
+    let root = Root::new();
+    backdate(&root.path());
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_max_level(tracing::Level::DEBUG)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let provider = root.provider_with(FsOptions::default().with_cooldown(Duration::ZERO));
+        block_on(provider.list()).expect("list");
+        block_on(provider.get("good")).expect("get");
+        block_on(provider.get("good")).expect("get");
+        block_on(provider.read_resource("good", "references/guide.md", None)).expect("read");
+        block_on(provider.rescan());
+    });
+    let out = String::from_utf8(captured.0.lock().expect("buffer").clone()).expect("utf-8");
+    let line = |needles: &[&str]| {
+        assert!(
+            out.lines().any(|l| needles.iter().all(|n| l.contains(n))),
+            "no line with {needles:?} in:\n{out}"
+        );
+    };
+    let root_path = format!("{:?}", root.path());
+    line(&["skills_fs.scan", &root_path, "skills=1", "diagnostics=0", "elapsed_us="]);
+    line(&["skills_fs.staleness_check", "result=\"unchanged\"", "elapsed_us="]);
+    line(&["skills_fs.refresh", "shared=false"]);
+    line(&["skills_fs.list", "skills=1"]);
+    line(&["skills_fs.get", "skill=\"good\"", "cached=false", "elapsed_us="]);
+    line(&["skills_fs.get", "skill=\"good\"", "cached=true"]);
+    let bytes = format!("bytes={}", GOOD_GUIDE.len());
+    line(&[
+        "skills_fs.read_resource",
+        "skill=\"good\"",
+        "path=\"references/guide.md\"",
+        &bytes,
+    ]);
+    line(&["skills_fs.rescan", "waited_us="]);
+}
