@@ -631,11 +631,26 @@ fn every_io_step_has_a_span_with_its_fields() {
         );
     };
     let root_path = format!("{:?}", root.path());
-    line(&["skills_fs.scan", &root_path, "skills=1", "diagnostics=0", "elapsed_us="]);
-    line(&["skills_fs.staleness_check", "result=\"unchanged\"", "elapsed_us="]);
+    line(&[
+        "skills_fs.scan",
+        &root_path,
+        "skills=1",
+        "diagnostics=0",
+        "elapsed_us=",
+    ]);
+    line(&[
+        "skills_fs.staleness_check",
+        "result=\"unchanged\"",
+        "elapsed_us=",
+    ]);
     line(&["skills_fs.refresh", "shared=false"]);
     line(&["skills_fs.list", "skills=1"]);
-    line(&["skills_fs.get", "skill=\"good\"", "cached=false", "elapsed_us="]);
+    line(&[
+        "skills_fs.get",
+        "skill=\"good\"",
+        "cached=false",
+        "elapsed_us=",
+    ]);
     line(&["skills_fs.get", "skill=\"good\"", "cached=true"]);
     let bytes = format!("bytes={}", GOOD_GUIDE.len());
     line(&[
