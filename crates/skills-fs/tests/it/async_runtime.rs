@@ -586,78 +586,45 @@ fn a_skill_removed_after_the_scan_is_not_found() {
     assert_eq!(err.kind(), ErrorKind::SkillNotFound, "{err}");
 }
 
-/// A `tracing` writer into a shared buffer.
-#[derive(Debug, Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_provider_of_standard_roots_equals_the_blocking_one() {
+    let home = tempfile::tempdir().expect("home");
+    let project = tempfile::tempdir().expect("project");
+    fs::create_dir(project.path().join(".git")).expect(".git");
+    let project_skills = project.path().join(".agents/skills");
+    let user_skills = home.path().join(".agents/skills");
+    write_file(
+        &project_skills.join("shared/SKILL.md"),
+        skill_md("shared", "Project."),
+    );
+    write_file(
+        &user_skills.join("shared/SKILL.md"),
+        skill_md("shared", "User."),
+    );
+    write_file(
+        &user_skills.join("mine/SKILL.md"),
+        skill_md("mine", "Mine."),
+    );
+    let roots = skills_fs::StandardRoots::new()
+        .cwd(project.path())
+        .home(home.path())
+        .codex_home(None);
 
-impl io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().expect("buffer").extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-#[test]
-fn every_io_step_has_a_span_with_its_fields() {
-    use tracing_subscriber::fmt::format::FmtSpan;
-
-    let root = Root::new();
-    backdate(&root.path());
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .with_max_level(tracing::Level::DEBUG)
-        .with_span_events(FmtSpan::CLOSE)
-        .with_writer(move || writer.clone())
-        .finish();
-    tracing::subscriber::with_default(subscriber, || {
-        let provider = root.provider_with(FsOptions::default().with_cooldown(Duration::ZERO));
-        block_on(provider.list()).expect("list");
-        block_on(provider.get("good")).expect("get");
-        block_on(provider.get("good")).expect("get");
-        block_on(provider.read_resource("good", "references/guide.md", None)).expect("read");
-        block_on(provider.rescan());
-    });
-    let out = String::from_utf8(captured.0.lock().expect("buffer").clone()).expect("utf-8");
-    let line = |needles: &[&str]| {
-        assert!(
-            out.lines().any(|l| needles.iter().all(|n| l.contains(n))),
-            "no line with {needles:?} in:\n{out}"
-        );
-    };
-    let root_path = format!("{:?}", root.path());
-    line(&[
-        "skills_fs.scan",
-        &root_path,
-        "skills=1",
-        "diagnostics=0",
-        "elapsed_us=",
-    ]);
-    line(&[
-        "skills_fs.staleness_check",
-        "result=\"unchanged\"",
-        "elapsed_us=",
-    ]);
-    line(&["skills_fs.refresh", "shared=false"]);
-    line(&["skills_fs.list", "skills=1"]);
-    line(&[
-        "skills_fs.get",
-        "skill=\"good\"",
-        "cached=false",
-        "elapsed_us=",
-    ]);
-    line(&["skills_fs.get", "skill=\"good\"", "cached=true"]);
-    let bytes = format!("bytes={}", GOOD_GUIDE.len());
-    line(&[
-        "skills_fs.read_resource",
-        "skill=\"good\"",
-        "path=\"references/guide.md\"",
-        &bytes,
-    ]);
-    line(&["skills_fs.rescan", "waited_us="]);
+    let opened = roots.open_provider(FsOptions::default()).await;
+    let blocking = tokio::task::block_in_place(|| roots.provider(FsOptions::default()));
+    assert_eq!(opened.roots(), blocking.roots());
+    let names = |c: skills_core::Catalog| c.names().map(str::to_owned).collect::<Vec<_>>();
+    assert_eq!(
+        names(opened.list().await.expect("list")),
+        ["mine", "shared"]
+    );
+    assert_eq!(
+        names(opened.list().await.expect("list")),
+        names(blocking.list().await.expect("list"))
+    );
+    assert_eq!(opened.get("shared").await.expect("get").body, "Project.");
+    let collisions = opened.collisions().await;
+    assert_eq!(collisions.len(), 1, "{collisions:#?}");
+    opened.rescan().await;
+    assert_eq!(opened.get("mine").await.expect("get").body, "Mine.");
 }
