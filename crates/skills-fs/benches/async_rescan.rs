@@ -32,7 +32,7 @@ use tokio::runtime::{Builder, Runtime};
 use tokio::time::MissedTickBehavior;
 
 const SKILLS: usize = 3_000;
-const ROUNDS: usize = 5;
+const ROUNDS: usize = 10;
 
 const WORDS: &[&str] = &[
     "extracts",
