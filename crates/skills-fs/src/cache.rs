@@ -15,12 +15,18 @@
 //!   it equal. A snapshot holding a racy stat is re-scanned at the next check, and
 //!   a racy `get` result is re-read at the next `get`.
 //!
+//! Test seams: [`FsEnv`] swaps the file system and the clock. The clock that
+//! moves only when told to, `ManualClock`, exists only with the cargo feature
+//! `testing` (the crate's own tests and benches turn it on).
+//!
 //! [`FsOptions::watch_skill_md`]: crate::FsOptions::watch_skill_md
 //! [`FsOptions::cooldown`]: crate::FsOptions::cooldown
 
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+#[cfg(feature = "testing")]
+use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::vfs::{FileStat, RealFs, Vfs};
@@ -58,18 +64,23 @@ impl Clock for SystemClock {
 /// Its wall time stays the real one, because file modification times are real:
 /// a file written a moment ago is still racy however far the clock is advanced.
 /// Tests that want settled files set their modification times in the past.
+///
+/// Only with the cargo feature `testing`.
+#[cfg(feature = "testing")]
 #[derive(Debug)]
 pub struct ManualClock {
     start: Instant,
     offset: Mutex<Duration>,
 }
 
+#[cfg(feature = "testing")]
 impl Default for ManualClock {
     fn default() -> Self {
         Self::new()
     }
 }
 
+#[cfg(feature = "testing")]
 impl ManualClock {
     /// A clock reading the real time now.
     pub fn new() -> Self {
@@ -95,6 +106,7 @@ impl ManualClock {
     }
 }
 
+#[cfg(feature = "testing")]
 impl Clock for ManualClock {
     fn now(&self) -> Instant {
         self.start + self.offset()

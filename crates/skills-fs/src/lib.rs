@@ -34,7 +34,9 @@ pub mod remote;
 pub mod standard_roots;
 pub mod vfs;
 
-pub use cache::{Clock, FsEnv, ManualClock, SystemClock};
+#[cfg(feature = "testing")]
+pub use cache::ManualClock;
+pub use cache::{Clock, FsEnv, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery, discover, find_skill_md, load_skill_dir};
 pub use options::FsOptions;
 pub use provider::{FsProvider, load_skill};

@@ -1,17 +1,37 @@
 //! [`FsProvider`]: a [`SkillProvider`] over folders on disk, with a staleness
-//! cache (F-PRV-4; see [`crate::cache`] and `docs/staleness.md`).
+//! cache (F-PRV-4; see [`crate::cache`] and `docs/staleness.md`), that never
+//! blocks the workers of an async runtime.
+//!
+//! # Async model
+//! * Every file-system step (scan, staleness check, `get` re-read, resource
+//!   read) runs on tokio's blocking pool (`spawn_blocking`) when the caller is
+//!   inside a tokio runtime, so a 50–85 ms rescan of 3 000 skills or a 16 MiB
+//!   read never parks a worker thread.
+//! * Outside a runtime (no [`tokio::runtime::Handle::try_current`], e.g. under
+//!   `pollster::block_on`, as the CLI does) the same work runs inline on the
+//!   calling thread: nothing panics for want of a runtime.
+//! * Refreshes are single-flight: one check or scan at a time, under an async
+//!   mutex whose guard travels into the blocking task (a caller that gives up
+//!   waiting does not release it early). Callers arriving meanwhile wait for it
+//!   and reuse its result.
+//! * The snapshot sits in an [`ArcSwap`]: readers inside the cooldown load it
+//!   without any lock, also while a rescan runs; a new scan is swapped in whole.
+//! * No `std` mutex is held across a scan or an `.await`: the only one guards
+//!   the map of `get` results and is held for one map operation.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
+use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use skills_core::provider::not_found;
 use skills_core::{
     Catalog, Diagnostic, Error, ErrorKind, LineRange, ResourceContent, Skill, SkillProvider,
 };
+use tracing::{Instrument, debug_span, field};
 
 use crate::cache::{FsEnv, Stamp, all_unchanged};
 use crate::discover::{Discovery, discover_watched, load_skill_dir_stamped};
@@ -49,9 +69,21 @@ struct Loaded {
     verified_at: AtomicU64,
 }
 
+/// What the `get` cache can say without touching the disk.
+#[derive(Debug)]
+enum Cached {
+    /// Confirmed within the cooldown: serve it.
+    Fresh(Arc<Skill>),
+    /// Known, but its stats must be checked first (file-system calls).
+    Verify(Arc<Loaded>),
+    /// Not cached (or racy, or moved): read the skill.
+    Miss,
+}
+
 /// Skills discovered under one or more root folders, cached.
 ///
-/// Discovery happens in [`FsProvider::new`]. After that:
+/// Discovery happens in [`FsProvider::new`] (blocking) or
+/// [`FsProvider::open`] (async). After that:
 /// * `list`, `diagnostics` and the name lookup of `get`/`read_resource` use an
 ///   immutable snapshot and make **no** file-system call within
 ///   [`FsOptions::cooldown`] (2 s by default) of the last check.
@@ -66,14 +98,25 @@ struct Loaded {
 ///   change of name or metadata found this way makes the next check re-scan.
 /// * [`FsProvider::rescan`] forces a scan.
 ///
-/// The file-system calls are blocking and short; async servers with slow disks
-/// may wrap calls in their runtime's blocking pool.
-#[derive(Debug)]
+/// # Async runtimes
+/// Inside a tokio runtime every file-system step runs on the blocking pool, so
+/// the async methods never block a worker thread; outside one (for example
+/// under `pollster::block_on`) they run the same steps inline. The blocking
+/// constructors [`FsProvider::new`] and [`FsProvider::with_env`] scan on the
+/// calling thread: in async code prefer [`FsProvider::open`]. Cloning an
+/// `FsProvider` is cheap and shares its cache.
+#[derive(Debug, Clone)]
 pub struct FsProvider {
+    inner: Arc<Inner>,
+}
+
+/// The shared state of an [`FsProvider`]; `'static` so blocking tasks can own it.
+#[derive(Debug)]
+struct Inner {
     roots: Vec<PathBuf>,
     options: FsOptions,
     env: FsEnv,
-    snapshot: RwLock<Arc<Snapshot>>,
+    snapshot: ArcSwap<Snapshot>,
     /// Origin of `checked_at`.
     epoch: Instant,
     /// Nanoseconds after `epoch` when the snapshot was last known current.
@@ -82,14 +125,21 @@ pub struct FsProvider {
     generation: AtomicU64,
     /// `get` saw the catalog is out of date: re-scan at the next check.
     dirty: AtomicBool,
-    /// Held by the one caller checking or scanning.
-    refresh: Mutex<()>,
+    /// Held by the one caller checking or scanning (single flight). Its guard is
+    /// moved into the blocking task, so it is released when the work is done.
+    refresh: Arc<tokio::sync::Mutex<()>>,
+    /// `get` results by name. Held for one map operation at a time, never
+    /// across file-system work or an `.await`.
     loaded: Mutex<HashMap<String, Arc<Loaded>>>,
+    /// Run file-system work on the calling thread even inside a runtime (the
+    /// behaviour before async support; for benchmarks).
+    inline: AtomicBool,
 }
 
 impl FsProvider {
-    /// Scans `roots` with `options`. Problems become diagnostics, never errors:
-    /// an unreadable root or a bad skill does not stop the others.
+    /// Scans `roots` with `options`, on the calling thread. Problems become
+    /// diagnostics, never errors: an unreadable root or a bad skill does not
+    /// stop the others. In async code, prefer [`FsProvider::open`].
     pub fn new<I, P>(roots: I, options: FsOptions) -> Self
     where
         I: IntoIterator<Item = P>,
@@ -105,77 +155,206 @@ impl FsProvider {
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
+        let provider = Self::unscanned(roots, options, env);
+        provider.inner.initial_scan();
+        provider
+    }
+
+    /// [`FsProvider::new`] without blocking the async runtime: the first scan
+    /// runs on tokio's blocking pool (inline when called outside a runtime).
+    pub async fn open<I, P>(roots: I, options: FsOptions) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        Self::open_with_env(roots, options, FsEnv::default()).await
+    }
+
+    /// [`FsProvider::open`] with a given file system and clock.
+    pub async fn open_with_env<I, P>(roots: I, options: FsOptions, env: FsEnv) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        let provider = Self::unscanned(roots, options, env);
+        let inner = Arc::clone(&provider.inner);
+        provider
+            .inner
+            .blocking(move || inner.initial_scan())
+            .instrument(debug_span!("skills_fs.open"))
+            .await;
+        provider
+    }
+
+    fn unscanned<I, P>(roots: I, options: FsOptions, env: FsEnv) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
         let roots: Vec<PathBuf> = roots.into_iter().map(Into::into).collect();
         let epoch = env.clock.now();
-        let provider = Self {
+        let inner = Inner {
             roots,
             options,
             env,
-            snapshot: RwLock::new(Arc::new(Snapshot::default())),
+            snapshot: ArcSwap::from_pointee(Snapshot::default()),
             epoch,
             checked_at: AtomicU64::new(0),
             generation: AtomicU64::new(0),
             dirty: AtomicBool::new(false),
-            refresh: Mutex::new(()),
+            refresh: Arc::new(tokio::sync::Mutex::new(())),
             loaded: Mutex::new(HashMap::new()),
+            inline: AtomicBool::new(false),
         };
-        let snapshot = provider.scan().0;
-        provider.swap(snapshot);
-        provider
+        Self {
+            inner: Arc::new(inner),
+        }
     }
 
     /// Scans again and swaps the result in atomically. Returns the full discovery
     /// report (per-skill diagnostics included).
-    pub fn rescan(&self) -> Discovery {
-        let _guard = lock(&self.refresh);
-        let started = self.elapsed();
-        self.dirty.store(false, Ordering::Release);
-        let (snapshot, discovery) = self.scan();
-        self.swap(snapshot);
-        self.mark_checked(started);
-        discovery
+    ///
+    /// Waits for a check or scan already running, then scans (on the blocking
+    /// pool inside a tokio runtime). Readers inside the cooldown keep being
+    /// served the previous snapshot until the new one is swapped in.
+    pub async fn rescan(&self) -> Discovery {
+        let span = debug_span!("skills_fs.rescan", waited_us = field::Empty);
+        async {
+            let waiting = Instant::now();
+            let guard = Arc::clone(&self.inner.refresh).lock_owned().await;
+            tracing::Span::current().record("waited_us", micros(waiting));
+            let inner = Arc::clone(&self.inner);
+            self.inner
+                .blocking(move || {
+                    let _guard = guard;
+                    inner.rescan_locked()
+                })
+                .await
+        }
+        .instrument(span)
+        .await
     }
 
     /// The roots this provider searches.
     pub fn roots(&self) -> &[PathBuf] {
-        &self.roots
+        &self.inner.roots
     }
 
     /// The options in use.
     pub fn options(&self) -> &FsOptions {
-        &self.options
+        &self.inner.options
     }
 
     /// The file system and clock in use.
     pub fn env(&self) -> &FsEnv {
-        &self.env
+        &self.inner.env
     }
 
-    /// The folder of the skill named `name`, if discovered.
+    /// The folder of the skill named `name` in the current snapshot, if
+    /// discovered. Makes no file-system call and never waits: it does not check
+    /// the disk even after the cooldown (call `list` first for a checked answer).
     pub fn skill_dir(&self, name: &str) -> Option<PathBuf> {
-        self.fresh().dirs.get(name).cloned()
+        self.inner.current().dirs.get(name).cloned()
     }
 
+    /// With `true`, runs every file-system step on the calling thread even
+    /// inside a tokio runtime, blocking its worker — the behaviour before async
+    /// support. Only for benchmarks that measure the difference.
+    #[cfg(feature = "testing")]
+    pub fn set_inline_io(&self, inline: bool) {
+        self.inner.inline.store(inline, Ordering::Relaxed);
+    }
+
+    /// [`SkillProvider::get`] without the copy: the cached skill itself, shared.
+    ///
+    /// # Errors
+    /// [`ErrorKind::SkillNotFound`] (with the available names) for an unknown
+    /// name or a skill renamed on disk, [`ErrorKind::InvalidSkill`] for a skill
+    /// that became invalid since the last scan.
+    pub async fn get_arc(&self, name: &str) -> Result<Arc<Skill>, Error> {
+        let span = debug_span!(
+            "skills_fs.get",
+            skill = name,
+            cached = field::Empty,
+            elapsed_us = field::Empty
+        );
+        async {
+            let started = Instant::now();
+            let (snapshot, dir) = self.inner.dir_of(name).await?;
+            let result = match self.inner.cached(name, &dir) {
+                Cached::Fresh(skill) => Ok((skill, true)),
+                cached => {
+                    let inner = Arc::clone(&self.inner);
+                    let name = name.to_owned();
+                    self.inner
+                        .blocking(move || inner.load(&name, &snapshot, dir, cached))
+                        .await
+                }
+            };
+            let span = tracing::Span::current();
+            span.record("elapsed_us", micros(started));
+            result.map(|(skill, cached)| {
+                span.record("cached", cached);
+                skill
+            })
+        }
+        .instrument(span)
+        .await
+    }
+}
+
+impl Inner {
     fn vfs(&self) -> &dyn Vfs {
         self.env.vfs.as_ref()
     }
 
+    /// Runs `work` on tokio's blocking pool when called inside a runtime (and
+    /// `inline` is off), else on this thread. A panic in `work` is resumed here.
+    /// If the runtime drops the task unstarted (it is shutting down), `work`
+    /// runs inline instead, so it always runs exactly once.
+    async fn blocking<T, F>(&self, work: F) -> T
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        if self.inline.load(Ordering::Relaxed) {
+            return work();
+        }
+        let Ok(handle) = tokio::runtime::Handle::try_current() else {
+            return work();
+        };
+        let slot = Arc::new(Mutex::new(Some(work)));
+        let task_slot = Arc::clone(&slot);
+        let span = tracing::Span::current();
+        let joined = handle
+            .spawn_blocking(move || {
+                let work = lock(&task_slot).take();
+                work.map(|work| span.in_scope(work))
+            })
+            .await;
+        match joined {
+            Ok(Some(value)) => value,
+            Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+            // Cancelled before it started: the work is still in the slot.
+            Ok(None) | Err(_) => {
+                let work = lock(&slot).take();
+                match work {
+                    Some(work) => work(),
+                    None => unreachable_work(),
+                }
+            }
+        }
+    }
+
     /// The current snapshot, no check.
     fn current(&self) -> Arc<Snapshot> {
-        match self.snapshot.read() {
-            Ok(guard) => Arc::clone(&guard),
-            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
-        }
+        self.snapshot.load_full()
     }
 
     fn swap(&self, snapshot: Snapshot) {
         // Forget `get` results of skills that are gone or moved.
         lock(&self.loaded).retain(|name, loaded| snapshot.dirs.get(name) == Some(&loaded.dir));
-        let snapshot = Arc::new(snapshot);
-        match self.snapshot.write() {
-            Ok(mut guard) => *guard = snapshot,
-            Err(poisoned) => *poisoned.into_inner() = snapshot,
-        }
+        self.snapshot.store(Arc::new(snapshot));
     }
 
     /// Time since `epoch`, in nanoseconds.
@@ -184,9 +363,12 @@ impl FsProvider {
         u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
     }
 
+    fn cooldown(&self) -> u64 {
+        u64::try_from(self.options.cooldown.as_nanos()).unwrap_or(u64::MAX)
+    }
+
     fn within_cooldown(&self, now: u64) -> bool {
-        let cooldown = u64::try_from(self.options.cooldown.as_nanos()).unwrap_or(u64::MAX);
-        now.saturating_sub(self.checked_at.load(Ordering::Acquire)) < cooldown
+        now.saturating_sub(self.checked_at.load(Ordering::Acquire)) < self.cooldown()
     }
 
     fn mark_checked(&self, started: u64) {
@@ -194,25 +376,86 @@ impl FsProvider {
         self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
+    /// The first scan, before anyone else can see the provider.
+    fn initial_scan(&self) {
+        let (snapshot, _) = self.scan();
+        self.swap(snapshot);
+    }
+
+    /// A forced scan; the caller holds `refresh`.
+    fn rescan_locked(&self) -> Discovery {
+        let started = self.elapsed();
+        self.dirty.store(false, Ordering::Release);
+        let (snapshot, discovery) = self.scan();
+        self.swap(snapshot);
+        self.mark_checked(started);
+        discovery
+    }
+
     /// The snapshot, checked against the disk first if the cooldown has passed.
-    fn fresh(&self) -> Arc<Snapshot> {
+    async fn fresh(self: &Arc<Self>) -> Arc<Snapshot> {
         if self.within_cooldown(self.elapsed()) {
             return self.current();
         }
-        let seen = self.generation.load(Ordering::Acquire);
-        let _guard = lock(&self.refresh);
-        let started = self.elapsed();
-        if self.generation.load(Ordering::Acquire) != seen || self.within_cooldown(started) {
-            // Another caller checked while this one waited: reuse its result.
-            return self.current();
+        let span = debug_span!(
+            "skills_fs.refresh",
+            shared = field::Empty,
+            waited_us = field::Empty
+        );
+        async {
+            let seen = self.generation.load(Ordering::Acquire);
+            let waiting = Instant::now();
+            let guard = Arc::clone(&self.refresh).lock_owned().await;
+            let span = tracing::Span::current();
+            span.record("waited_us", micros(waiting));
+            if self.generation.load(Ordering::Acquire) != seen
+                || self.within_cooldown(self.elapsed())
+            {
+                // Another caller checked while this one waited: reuse its result.
+                span.record("shared", true);
+                return self.current();
+            }
+            span.record("shared", false);
+            let inner = Arc::clone(self);
+            self.blocking(move || {
+                let _guard = guard;
+                inner.check_locked()
+            })
+            .await
         }
+        .instrument(span)
+        .await
+    }
+
+    /// The staleness check, and a scan if it finds a change; the caller holds
+    /// `refresh`.
+    fn check_locked(&self) -> Arc<Snapshot> {
+        let started = self.elapsed();
         let snapshot = self.current();
-        let dirty = self.dirty.swap(false, Ordering::AcqRel);
-        let stale = dirty
-            || snapshot.racy
-            || !all_unchanged(self.vfs(), &snapshot.watched_dirs)
-            || !all_unchanged(self.vfs(), &snapshot.broken_mds)
-            || (self.options.watch_skill_md && !all_unchanged(self.vfs(), &snapshot.skill_mds));
+        let span = debug_span!(
+            "skills_fs.staleness_check",
+            result = field::Empty,
+            elapsed_us = field::Empty
+        );
+        let stale = span.in_scope(|| {
+            let timer = Instant::now();
+            let dirty = self.dirty.swap(false, Ordering::AcqRel);
+            let reason = if dirty {
+                Some("dirty")
+            } else if snapshot.racy {
+                Some("racy")
+            } else if !all_unchanged(self.vfs(), &snapshot.watched_dirs)
+                || !all_unchanged(self.vfs(), &snapshot.broken_mds)
+                || (self.options.watch_skill_md && !all_unchanged(self.vfs(), &snapshot.skill_mds))
+            {
+                Some("changed")
+            } else {
+                None
+            };
+            span.record("result", reason.unwrap_or("unchanged"));
+            span.record("elapsed_us", micros(timer));
+            reason.is_some()
+        });
         if stale {
             let (snapshot, _) = self.scan();
             self.swap(snapshot);
@@ -222,6 +465,15 @@ impl FsProvider {
     }
 
     fn scan(&self) -> (Snapshot, Discovery) {
+        let span = debug_span!(
+            "skills_fs.scan",
+            roots = ?self.roots,
+            skills = field::Empty,
+            diagnostics = field::Empty,
+            elapsed_us = field::Empty
+        );
+        let _entered = span.enter();
+        let timer = Instant::now();
         let watched = discover_watched(self.vfs(), &self.roots, &self.options);
         let taken = self.env.clock.wall();
         let mut discovery = watched.discovery;
@@ -249,6 +501,9 @@ impl FsProvider {
         let racy = watched.dirs.iter().any(|s| s.is_racy(taken))
             || broken_mds.iter().any(|s| s.is_racy(taken))
             || (self.options.watch_skill_md && watched.skill_mds.iter().any(|s| s.is_racy(taken)));
+        span.record("skills", dirs.len());
+        span.record("diagnostics", diagnostics.len());
+        span.record("elapsed_us", micros(timer));
         let snapshot = Snapshot {
             catalog: Catalog::new(metadata),
             dirs,
@@ -261,8 +516,8 @@ impl FsProvider {
         (snapshot, discovery)
     }
 
-    fn dir_of(&self, name: &str) -> Result<(Arc<Snapshot>, PathBuf), Error> {
-        let snapshot = self.fresh();
+    async fn dir_of(self: &Arc<Self>, name: &str) -> Result<(Arc<Snapshot>, PathBuf), Error> {
+        let snapshot = self.fresh().await;
         match snapshot.dirs.get(name) {
             Some(dir) => {
                 let dir = dir.clone();
@@ -272,31 +527,90 @@ impl FsProvider {
         }
     }
 
-    /// The cached `get` result for `name`, if its stats show it is current.
-    /// The skill `get` last returned, if still current: within the cooldown of its
-    /// last confirmation without any file-system call, after it when one `stat`
-    /// of each of its files shows nothing changed.
-    fn cached(&self, name: &str, dir: &Path) -> Option<Arc<Skill>> {
-        let loaded = lock(&self.loaded).get(name).cloned()?;
+    /// What the `get` cache holds for `name` in `dir`, without a file-system
+    /// call: the skill if confirmed within the cooldown.
+    fn cached(&self, name: &str, dir: &Path) -> Cached {
+        let Some(loaded) = lock(&self.loaded).get(name).cloned() else {
+            return Cached::Miss;
+        };
         if loaded.dir != dir || loaded.racy {
-            return None;
+            return Cached::Miss;
         }
         let now = self.elapsed();
-        let cooldown = u64::try_from(self.options.cooldown.as_nanos()).unwrap_or(u64::MAX);
-        if now.saturating_sub(loaded.verified_at.load(Ordering::Acquire)) < cooldown {
-            return Some(loaded.skill.clone());
+        if now.saturating_sub(loaded.verified_at.load(Ordering::Acquire)) < self.cooldown() {
+            return Cached::Fresh(Arc::clone(&loaded.skill));
         }
-        if all_unchanged(self.vfs(), &loaded.stamps) {
-            loaded.verified_at.store(now, Ordering::Release);
-            return Some(loaded.skill.clone());
+        Cached::Verify(loaded)
+    }
+
+    /// The file-system half of `get`: confirms a cached skill with one `stat`
+    /// of each of its files, or (re-)reads it. Returns the skill and whether it
+    /// came from the cache.
+    fn load(
+        &self,
+        name: &str,
+        snapshot: &Snapshot,
+        dir: PathBuf,
+        cached: Cached,
+    ) -> Result<(Arc<Skill>, bool), Error> {
+        if let Cached::Verify(loaded) = cached
+            && all_unchanged(self.vfs(), &loaded.stamps)
+        {
+            loaded.verified_at.store(self.elapsed(), Ordering::Release);
+            return Ok((Arc::clone(&loaded.skill), true));
         }
-        None
+        let mut stamps = Vec::new();
+        let loaded = load_skill_stamped(self.vfs(), &dir, &self.options, Some(&mut stamps));
+        let skill = match loaded {
+            Ok(skill) => skill,
+            Err(err) => {
+                // Broken or removed since the scan: the catalog is out of date.
+                self.forget(name);
+                if self.vfs().metadata(&dir).is_err() {
+                    // The folder is gone: the skill no longer exists.
+                    return Err(not_found(name, &snapshot.catalog));
+                }
+                return Err(err);
+            }
+        };
+        if skill.name() != name {
+            // Renamed on disk since the last scan: the old name is gone.
+            self.forget(name);
+            return Err(not_found(name, &snapshot.catalog));
+        }
+        if snapshot.catalog.get(name) != Some(&skill.metadata) {
+            self.dirty.store(true, Ordering::Release);
+        }
+        let taken = self.env.clock.wall();
+        let racy = stamps.iter().any(|s| s.is_racy(taken));
+        let skill = Arc::new(skill);
+        let entry = Arc::new(Loaded {
+            dir,
+            skill: Arc::clone(&skill),
+            stamps,
+            racy,
+            verified_at: AtomicU64::new(self.elapsed()),
+        });
+        lock(&self.loaded).insert(name.to_owned(), entry);
+        Ok((skill, false))
     }
 
     fn forget(&self, name: &str) {
         lock(&self.loaded).remove(name);
         self.dirty.store(true, Ordering::Release);
     }
+}
+
+/// Microseconds since `start`, for span fields.
+fn micros(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+/// The blocking task ran but found its work gone: impossible, because only the
+/// task itself takes the work and it returns it as `Some`.
+#[cold]
+fn unreachable_work() -> ! {
+    unreachable!("the blocking work was taken twice")
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -364,44 +678,18 @@ fn load_skill_stamped(
 #[async_trait]
 impl SkillProvider for FsProvider {
     async fn list(&self) -> Result<Catalog, Error> {
-        Ok(self.fresh().catalog.clone())
+        let span = debug_span!("skills_fs.list", skills = field::Empty);
+        async {
+            let catalog = self.inner.fresh().await.catalog.clone();
+            tracing::Span::current().record("skills", catalog.len());
+            Ok(catalog)
+        }
+        .instrument(span)
+        .await
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
-        let (snapshot, dir) = self.dir_of(name)?;
-        if let Some(skill) = self.cached(name, &dir) {
-            return Ok(skill);
-        }
-        let mut stamps = Vec::new();
-        let loaded = load_skill_stamped(self.vfs(), &dir, &self.options, Some(&mut stamps));
-        let skill = match loaded {
-            Ok(skill) => skill,
-            Err(err) => {
-                // Broken since the scan: the catalog is out of date.
-                self.forget(name);
-                return Err(err);
-            }
-        };
-        if skill.name() != name {
-            // Renamed on disk since the last scan: the old name is gone.
-            self.forget(name);
-            return Err(not_found(name, &snapshot.catalog));
-        }
-        if snapshot.catalog.get(name) != Some(&skill.metadata) {
-            self.dirty.store(true, Ordering::Release);
-        }
-        let taken = self.env.clock.wall();
-        let racy = stamps.iter().any(|s| s.is_racy(taken));
-        let skill = Arc::new(skill);
-        let entry = Arc::new(Loaded {
-            dir,
-            skill: Arc::clone(&skill),
-            stamps,
-            racy,
-            verified_at: AtomicU64::new(self.elapsed()),
-        });
-        lock(&self.loaded).insert(name.to_owned(), entry);
-        Ok(skill)
+        self.get_arc(name).await
     }
 
     async fn read_resource(
@@ -410,11 +698,34 @@ impl SkillProvider for FsProvider {
         path: &str,
         range: Option<LineRange>,
     ) -> Result<ResourceContent, Error> {
-        let (_, dir) = self.dir_of(name)?;
-        read_resource_in(self.vfs(), &dir, path, range, &self.options)
+        let span = debug_span!(
+            "skills_fs.read_resource",
+            skill = name,
+            path,
+            bytes = field::Empty,
+            elapsed_us = field::Empty
+        );
+        async {
+            let started = Instant::now();
+            let (_, dir) = self.inner.dir_of(name).await?;
+            let inner = Arc::clone(&self.inner);
+            let path = path.to_owned();
+            let result = self
+                .inner
+                .blocking(move || read_resource_in(inner.vfs(), &dir, &path, range, &inner.options))
+                .await;
+            let span = tracing::Span::current();
+            span.record("elapsed_us", micros(started));
+            if let Ok(content) = &result {
+                span.record("bytes", content.text.len());
+            }
+            result
+        }
+        .instrument(span)
+        .await
     }
 
     async fn diagnostics(&self) -> Vec<Diagnostic> {
-        self.fresh().diagnostics.clone()
+        self.inner.fresh().await.diagnostics.clone()
     }
 }

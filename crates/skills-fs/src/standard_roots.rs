@@ -257,9 +257,27 @@ impl StandardRoots {
         out
     }
 
-    /// Finds the roots and scans each with `options` into one provider.
+    /// Finds the roots and scans each with `options` into one provider, on the
+    /// calling thread. In async code, prefer [`StandardRoots::open_provider`].
     pub fn provider(&self, options: FsOptions) -> StandardProvider {
         StandardProvider::from_found(self.discover(), options)
+    }
+
+    /// [`StandardRoots::provider`] without blocking an async runtime: the roots
+    /// are found and scanned on tokio's blocking pool (inline outside a runtime;
+    /// see [`FsProvider::open`]).
+    pub async fn open_provider(&self, options: FsOptions) -> StandardProvider {
+        let found = match tokio::runtime::Handle::try_current() {
+            Ok(handle) => {
+                let roots = self.clone();
+                match handle.spawn_blocking(move || roots.discover()).await {
+                    Ok(found) => found,
+                    Err(_) => self.discover(),
+                }
+            }
+            Err(_) => self.discover(),
+        };
+        StandardProvider::open(found, options).await
     }
 
     fn resolve_cwd(&self) -> Result<PathBuf, String> {
@@ -333,12 +351,19 @@ pub struct StandardProvider {
 
 impl StandardProvider {
     fn from_found(found: FoundRoots, options: FsOptions) -> Self {
+        let layers = found
+            .roots
+            .iter()
+            .map(|root| Arc::new(FsProvider::new([root.path.clone()], options.clone())))
+            .collect();
+        Self::from_layers(found, layers)
+    }
+
+    /// Stacks one provider per root, in the order of `found.roots`.
+    fn from_layers(found: FoundRoots, layers: Vec<Arc<FsProvider>>) -> Self {
         let mut layered = LayeredProvider::new();
-        let mut layers = Vec::with_capacity(found.roots.len());
-        for root in &found.roots {
-            let provider = Arc::new(FsProvider::new([root.path.clone()], options.clone()));
+        for (root, provider) in found.roots.iter().zip(&layers) {
             layered = layered.with_layer(root.label.clone(), provider.clone());
-            layers.push(provider);
         }
         Self {
             roots: found.roots,
@@ -349,9 +374,21 @@ impl StandardProvider {
     }
 
     /// Builds a provider over explicit roots, highest precedence first (e.g. the
-    /// result of [`StandardRoots::discover`], filtered).
+    /// result of [`StandardRoots::discover`], filtered). Scans on the calling
+    /// thread; in async code, prefer [`StandardProvider::open`].
     pub fn with_roots(roots: FoundRoots, options: FsOptions) -> Self {
         Self::from_found(roots, options)
+    }
+
+    /// [`StandardProvider::with_roots`] without blocking an async runtime: each
+    /// root is scanned with [`FsProvider::open`].
+    pub async fn open(found: FoundRoots, options: FsOptions) -> Self {
+        let mut layers = Vec::with_capacity(found.roots.len());
+        for root in &found.roots {
+            let provider = FsProvider::open([root.path.clone()], options.clone()).await;
+            layers.push(Arc::new(provider));
+        }
+        Self::from_layers(found, layers)
     }
 
     /// The roots in use, highest precedence first.
@@ -364,10 +401,10 @@ impl StandardProvider {
         self.layers.iter().find_map(|l| l.skill_dir(name))
     }
 
-    /// Rescans every root (see [`FsProvider::rescan`]).
-    pub fn rescan(&self) {
+    /// Rescans every root, one after the other (see [`FsProvider::rescan`]).
+    pub async fn rescan(&self) {
         for layer in &self.layers {
-            layer.rescan();
+            layer.rescan().await;
         }
     }
 

@@ -11,6 +11,7 @@
 mod it {
     pub(crate) mod support;
 
+    mod async_runtime;
     mod discovery;
     mod docs;
     mod listing;

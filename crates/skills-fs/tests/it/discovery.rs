@@ -281,7 +281,7 @@ fn rescan_picks_up_new_and_removed_skills() {
         vec!["good", "later"],
         "snapshot until rescan"
     );
-    let discovery = provider.rescan();
+    let discovery = block_on(provider.rescan());
     assert!(discovery.is_valid());
     assert_eq!(names(&provider), vec!["good", "newer"]);
     expect_kind(get(&provider, "later"), ErrorKind::SkillNotFound);

@@ -131,7 +131,7 @@ fn provider_is_usable_across_threads() {
                     let catalog = block_on(provider.list()).expect("list");
                     assert_eq!(catalog.len(), 2);
                     block_on(provider.get("other")).expect("get");
-                    provider.rescan();
+                    block_on(provider.rescan());
                 }
             })
         })

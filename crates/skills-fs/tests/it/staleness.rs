@@ -575,7 +575,7 @@ fn symlink_loops_are_checked_once_and_changes_behind_them_seen() {
 fn rescan_is_always_a_full_scan() {
     let f = Fixture::new(|_| {});
     f.root.skill("newcomer", "New.");
-    let discovery = f.provider.rescan();
+    let discovery = block_on(f.provider.rescan());
     assert_eq!(discovery.skills.len(), 2);
     assert_eq!(f.names(), ["good", "newcomer"]);
     assert_eq!(f.scans(), 1);
