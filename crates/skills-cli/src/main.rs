@@ -591,7 +591,10 @@ impl ValidateReport {
                 writeln!(out, "INVALID  {label}  ({})", s.dir.display())?;
             }
             for d in &s.diagnostics {
-                writeln!(out, "    {d}")?;
+                // A diagnostic may span several lines (a source excerpt): indent all.
+                for line in d.to_string().lines() {
+                    writeln!(out, "    {line}")?;
+                }
             }
         }
         let (errors, warnings) = self.counts();
