@@ -37,7 +37,7 @@ for i in $(seq 0 9); do
         printf -- '---\nbody\n'
     } >"$dir/bomb-$i/SKILL.md"
 done
-echo "input: $(du -cb "$dir"/bomb-*/SKILL.md | tail -1 | cut -f1) bytes in 10 SKILL.md files" >&2
+echo "input: $(du -cb "$dir"/bomb-*/SKILL.md | tail -1 | cut -f1) bytes in 10 SKILL.md files"
 
 # The bombs are refused (exit status 0 or 1 both fine); only the memory matters.
 /usr/bin/time -v "$bin" catalog "$dir" >/dev/null 2>"$dir.time" || true
