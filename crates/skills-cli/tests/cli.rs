@@ -216,10 +216,16 @@ fn validate_yaml_error_has_column_and_indented_excerpt() {
         dir = root.join("tabbed").display()
     );
     assert!(out.stdout.contains(&expected), "{}", out.stdout);
-    let report = run(&["validate", "--json", &root.arg()]).expect_code(1).json();
+    let report = run(&["validate", "--json", &root.arg()])
+        .expect_code(1)
+        .json();
     let d = &report["skills"][0]["diagnostics"][0];
     check_diagnostic(d);
-    assert_eq!((d["line"].as_u64(), d["column"].as_u64()), (Some(3), Some(1)), "{d}");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(1)),
+        "{d}"
+    );
 }
 
 /// Checks one diagnostic object has exactly the documented keys.

@@ -51,6 +51,12 @@ pub const YAML_EXPANSION_FACTOR: usize = 16;
 /// of its text, so many small aliases are bounded like a few big ones.
 pub const NODE_COST_BYTES: usize = 32;
 
+// A frontmatter within the default size cap and the node limit never reaches the
+// byte budget without anchors.
+const _: () = assert!(
+    DEFAULT_MAX_FRONTMATTER_BYTES + MAX_YAML_NODES * NODE_COST_BYTES < MAX_YAML_EXPANDED_BYTES
+);
+
 /// A parsed YAML value from the frontmatter.
 ///
 /// Scalars are kept as text with their style, as StrictYAML does: `true` is the text

@@ -7,8 +7,7 @@
 //! size on Linux (the reproducible whole-process figure is `scripts/alias-rss.sh`).
 
 use skills_core::frontmatter::{
-    MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, NODE_COST_BYTES, YAML_EXPANSION_FACTOR,
-    max_expanded_bytes,
+    MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, YAML_EXPANSION_FACTOR, max_expanded_bytes,
 };
 use skills_core::{Code, Mode, ValidationOptions};
 
@@ -67,12 +66,6 @@ fn budget_constants_are_consistent() {
         max_expanded_bytes(4 << 20),
         (4 << 20) * YAML_EXPANSION_FACTOR
     );
-    // A frontmatter within the default cap and the node limit never reaches the
-    // byte budget without aliases.
-    assert!(
-        skills_core::validate::DEFAULT_MAX_FRONTMATTER_BYTES + MAX_YAML_NODES * NODE_COST_BYTES
-            < MAX_YAML_EXPANDED_BYTES
-    );
 }
 
 #[test]
@@ -118,7 +111,7 @@ fn classic_billion_laughs_hits_a_budget() {
     let mut extra = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
     for i in 1..10 {
         let prev = format!("*a{}", i - 1);
-        let items = vec![prev.as_str(); 10].join(", ");
+        let items = [prev.as_str(); 10].join(", ");
         extra.push_str(&format!("a{i}: &a{i} [{items}]\n"));
     }
     assert_refused(&skill(&extra), Code::YamlAliasBudget);
