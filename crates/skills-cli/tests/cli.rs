@@ -212,7 +212,7 @@ fn validate_yaml_error_has_column_and_indented_excerpt() {
     let out = run(&["validate", &root.arg()]).expect_code(1);
     let file = root.join("tabbed/SKILL.md").display().to_string();
     let expected = format!(
-        "INVALID  tabbed  ({dir})\n    {file}:3:1: error[yaml-invalid]: tab character used for indentation: YAML indents with spaces; replace the tab with spaces\n           3 |     description: d\n             | ^\n",
+        "INVALID  tabbed  ({dir})\n    {file}:3:1: error[yaml-invalid]: tab character used for indentation: YAML indents with spaces; replace the tab with spaces\n       3 |     description: d\n         | ^\n",
         dir = root.join("tabbed").display()
     );
     assert!(out.stdout.contains(&expected), "{}", out.stdout);
