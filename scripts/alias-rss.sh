@@ -5,7 +5,9 @@
 # one 34 000-byte scalar and refers to it 9 900 times (under the 10 000-node
 # limit), so a parser that copies aliased nodes builds ~340 MB per file.
 #
-# Usage: scripts/alias-rss.sh [SKILLS_BINARY] [WORK_DIR]
+# Usage: [REFS=N] scripts/alias-rss.sh [SKILLS_BINARY] [WORK_DIR]
+#   REFS           references per file (default 9900); REFS=28 stays just under
+#                  the 1 MiB expansion budget, so the ten skills load
 #   SKILLS_BINARY  default: target/release/skills (build it with
 #                  `cargo build --release -p skills-cli`)
 #   WORK_DIR       where the ten skill folders are written (default: a temp dir,
@@ -27,7 +29,7 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 
 big=$(head -c 34000 /dev/zero | tr '\0' 'x')
-refs=$(for _ in $(seq 9899); do printf '*a,'; done)
+refs=$(for _ in $(seq $((${REFS:-9900} - 1))); do printf '*a,'; done)
 for i in $(seq 0 9); do
     mkdir -p "$dir/bomb-$i"
     {
@@ -39,7 +41,7 @@ for i in $(seq 0 9); do
 done
 echo "input: $(du -cb "$dir"/bomb-*/SKILL.md | tail -1 | cut -f1) bytes in 10 SKILL.md files"
 
-# The bombs are refused (exit status 0 or 1 both fine); only the memory matters.
+# Refused bombs make `catalog` print an empty catalog; only the memory matters.
 /usr/bin/time -v "$bin" catalog "$dir" >/dev/null 2>"$dir.time" || true
 grep 'Maximum resident set size' "$dir.time"
 rm -f "$dir.time"

@@ -28,7 +28,7 @@
 //! style, anchors, tags and the block/flow distinction, none of which serde exposes.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
@@ -501,7 +501,7 @@ fn build(
     let mut budget = Budget::new(text.len());
     let mut stack: Vec<Frame> = Vec::new();
     // Anchor ids are unique per parser (a redefined name gets a new id).
-    let mut anchors: HashMap<usize, (YamlNode, Size)> = HashMap::new();
+    let mut anchors: BTreeMap<usize, (YamlNode, Size)> = BTreeMap::new();
     let mut root: Option<YamlNode> = None;
     let mut documents = 0usize;
 
