@@ -17,7 +17,7 @@
 //!   [`NODE_COST_BYTES`] per node, counting every copy an alias makes and the copy of
 //!   each anchored value kept for its aliases. Text without anchors never comes
 //!   near it (at most 64 KiB of text and 10 000 nodes at 32 bytes: under 400 KiB);
-//!   one 34 kB scalar referenced 10 000 times is refused after about 31 copies;
+//!   one 34 kB scalar referenced 10 000 times is refused after about 30 copies;
 //! * duplicate keys, flow collections and tags are reported (errors in strict mode);
 //! * parser errors are turned into a plain cause and a fix ("unterminated
 //!   double-quoted string: add the closing `"`"), located at a line and column of
