@@ -780,7 +780,11 @@ impl ValidateReport {
                 writeln!(out, "INVALID  {label}  ({dir})")?;
             }
             for d in &s.diagnostics {
-                writeln!(out, "    {}", text::line(&d.to_string()))?;
+                // A diagnostic may span several lines (a source excerpt): indent
+                // each, and escape control characters within each line.
+                for line in d.to_string().lines() {
+                    writeln!(out, "    {}", text::line(line))?;
+                }
             }
         }
         let (errors, warnings) = self.counts();

@@ -202,13 +202,43 @@ fn validate_broken_skill_exits_1_with_located_diagnostics() {
     );
 }
 
+#[test]
+fn validate_yaml_error_has_column_and_indented_excerpt() {
+    let root = Root::new();
+    root.write(
+        "tabbed/SKILL.md",
+        "---\nname: tabbed\n\tdescription: d\n---\nBody.\n",
+    );
+    let out = run(&["validate", &root.arg()]).expect_code(1);
+    let file = root.join("tabbed/SKILL.md").display().to_string();
+    let expected = format!(
+        "INVALID  tabbed  ({dir})\n    {file}:3:1: error[yaml-invalid]: tab character used for indentation: YAML indents with spaces; replace the tab with spaces\n       3 |     description: d\n         | ^\n",
+        dir = root.join("tabbed").display()
+    );
+    assert!(out.stdout.contains(&expected), "{}", out.stdout);
+    let report = run(&["validate", "--json", &root.arg()])
+        .expect_code(1)
+        .json();
+    let d = &report["skills"][0]["diagnostics"][0];
+    check_diagnostic(d);
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(3), Some(1)),
+        "{d}"
+    );
+}
+
 /// Checks one diagnostic object has exactly the documented keys.
 #[track_caller]
 fn check_diagnostic(d: &Value) {
     let object = d.as_object().expect("a diagnostic is an object");
     let mut keys: Vec<&str> = object.keys().map(String::as_str).collect();
     keys.sort_unstable();
-    assert_eq!(keys, ["code", "file", "line", "message", "severity"], "{d}");
+    assert_eq!(
+        keys,
+        ["code", "column", "file", "line", "message", "severity"],
+        "{d}"
+    );
     assert!(
         matches!(d["severity"].as_str(), Some("error" | "warning")),
         "{d}"
@@ -217,6 +247,7 @@ fn check_diagnostic(d: &Value) {
     assert!(d["message"].as_str().is_some_and(|m| !m.is_empty()), "{d}");
     assert!(d["file"].is_string() || d["file"].is_null(), "{d}");
     assert!(d["line"].is_u64() || d["line"].is_null(), "{d}");
+    assert!(d["column"].is_u64() || d["column"].is_null(), "{d}");
 }
 
 #[test]

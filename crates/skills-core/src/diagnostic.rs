@@ -1,4 +1,19 @@
 //! Located validation diagnostics with stable codes.
+//!
+//! A [`Diagnostic`] says what is wrong (a stable [`Code`] and a message), where
+//! (file, 1-based line and column, when known) and, for problems in the text of a
+//! file, can quote the offending line as an [`Excerpt`] with a caret under the
+//! column. [`Diagnostic`]'s `Display` renders all of that:
+//!
+//! ```text
+//! skills/pdf/SKILL.md:5:1: error[yaml-invalid]: tab character used for indentation: YAML indents with spaces; replace the tab with spaces
+//!    5 |     author: me
+//!      | ^
+//! ```
+//!
+//! The first line is always `file:line:col: severity[code]: message` (leaving out
+//! what is unknown); the excerpt lines follow only when an excerpt is attached, so
+//! callers that indent diagnostics must indent every line.
 
 use std::fmt;
 
@@ -75,7 +90,7 @@ codes! {
     YamlDuplicateKey => "yaml-duplicate-key",
     /// The YAML nests deeper than allowed.
     YamlTooDeep => "yaml-too-deep",
-    /// Alias expansion (or the node count) exceeds the node budget.
+    /// Alias expansion exceeds the node or byte budget, or the YAML has too many nodes.
     YamlAliasBudget => "yaml-alias-budget",
     /// The frontmatter is not a mapping.
     FrontmatterNotMapping => "frontmatter-not-mapping",
@@ -154,6 +169,104 @@ pub struct Diagnostic {
     pub file: Option<String>,
     /// The 1-based line, if known.
     pub line: Option<u32>,
+    /// The 1-based column in characters (a tab counts as one), if known.
+    pub column: Option<u32>,
+    /// The offending source line with a caret under the column, if one was attached
+    /// (see [`Diagnostic::with_excerpt_from`]). Not part of the JSON form: JSON
+    /// readers have `file`, `line` and `column`.
+    #[serde(skip)]
+    pub excerpt: Option<Excerpt>,
+}
+
+/// One source line quoted under a [`Diagnostic`], ready to print: control and
+/// bidirectional-formatting characters are replaced by U+FFFD, a tab by four
+/// spaces, and a long line is shortened around the caret with `…`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// The 1-based line number shown in the gutter.
+    pub line: u32,
+    /// The line as it is printed (no line break).
+    pub text: String,
+    /// The 1-based character position in `text` the caret points at, if any.
+    pub caret: Option<u32>,
+}
+
+/// Longest excerpt text, in source characters, before it is shortened.
+const EXCERPT_MAX_CHARS: usize = 120;
+/// Source characters kept before the caret when a long line is shortened.
+const EXCERPT_BEFORE_CARET: usize = 40;
+
+impl Excerpt {
+    /// Quotes line `line` (1-based) of `source`, with a caret at `column` (1-based,
+    /// in characters of that line). `None` when `source` has no such line.
+    pub fn from_source(source: &str, line: u32, column: Option<u32>) -> Option<Self> {
+        let index = usize::try_from(line.checked_sub(1)?).ok()?;
+        let raw = source.split('\n').nth(index)?;
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        Some(Self::from_line(line, raw, column))
+    }
+
+    /// Quotes `raw` (one line of text without its line break) as line `line`, with
+    /// a caret at `column` (1-based, in characters of `raw`; a column past the end
+    /// points just after the last character).
+    pub fn from_line(line: u32, raw: &str, column: Option<u32>) -> Self {
+        let total = raw.chars().count();
+        let caret_index = column.map(|c| (c.max(1) as usize - 1).min(total));
+        // Shorten long lines to a window around the caret.
+        let (start, end) = if total <= EXCERPT_MAX_CHARS {
+            (0, total)
+        } else {
+            let start = caret_index
+                .unwrap_or(0)
+                .saturating_sub(EXCERPT_BEFORE_CARET)
+                .min(total - EXCERPT_MAX_CHARS);
+            (start, start + EXCERPT_MAX_CHARS)
+        };
+        let mut text = String::new();
+        let mut width = 0usize;
+        if start > 0 {
+            text.push('…');
+            width += 1;
+        }
+        let mut caret = None;
+        for (i, c) in raw.chars().enumerate().take(end).skip(start) {
+            if caret_index == Some(i) {
+                caret = Some(width + 1);
+            }
+            if c == '\t' {
+                text.push_str("    ");
+                width += 4;
+            } else {
+                text.push(printable(c));
+                width += 1;
+            }
+        }
+        if caret_index.is_some() && caret.is_none() {
+            // The column is at (or past) the end of the shown text.
+            caret = Some(width + 1);
+        }
+        if end < total {
+            text.push('…');
+        }
+        Self {
+            line,
+            text,
+            caret: caret.and_then(|c| u32::try_from(c).ok()),
+        }
+    }
+}
+
+/// Replaces characters that must not reach a terminal verbatim.
+fn printable(c: char) -> char {
+    let bidi = matches!(
+        c,
+        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    );
+    if c.is_control() || bidi {
+        '\u{fffd}'
+    } else {
+        c
+    }
 }
 
 impl Diagnostic {
@@ -175,6 +288,8 @@ impl Diagnostic {
             message: message.into(),
             file: None,
             line: None,
+            column: None,
+            excerpt: None,
         }
     }
 
@@ -182,6 +297,34 @@ impl Diagnostic {
     #[must_use]
     pub fn at_line(mut self, line: u32) -> Self {
         self.line = Some(line);
+        self
+    }
+
+    /// Sets the column (1-based, in characters).
+    #[must_use]
+    pub fn at_column(mut self, column: u32) -> Self {
+        self.column = Some(column);
+        self
+    }
+
+    /// Sets the excerpt.
+    #[must_use]
+    pub fn with_excerpt(mut self, excerpt: Excerpt) -> Self {
+        self.excerpt = Some(excerpt);
+        self
+    }
+
+    /// Attaches an excerpt of this diagnostic's line taken from `source` (the whole
+    /// file, whose lines the diagnostic's line counts), with a caret at its column.
+    /// Leaves the diagnostic unchanged when it has no line or `source` has no such
+    /// line.
+    #[must_use]
+    pub fn with_excerpt_from(mut self, source: &str) -> Self {
+        if let Some(line) = self.line
+            && let Some(excerpt) = Excerpt::from_source(source, line, self.column)
+        {
+            self.excerpt = Some(excerpt);
+        }
         self
     }
 
@@ -199,13 +342,16 @@ impl Diagnostic {
 }
 
 impl fmt::Display for Diagnostic {
-    /// `file:line: severity[code]: message`, leaving out what is unknown.
+    /// `file:line:col: severity[code]: message`, leaving out what is unknown, then
+    /// the excerpt (if any) on the following lines.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => write!(f, "{file}:{line}: ")?,
-            (Some(file), None) => write!(f, "{file}: ")?,
-            (None, Some(line)) => write!(f, "line {line}: ")?,
-            (None, None) => {}
+        match (&self.file, self.line, self.column) {
+            (Some(file), Some(line), Some(col)) => write!(f, "{file}:{line}:{col}: ")?,
+            (Some(file), Some(line), None) => write!(f, "{file}:{line}: ")?,
+            (Some(file), None, _) => write!(f, "{file}: ")?,
+            (None, Some(line), Some(col)) => write!(f, "line {line}, column {col}: ")?,
+            (None, Some(line), None) => write!(f, "line {line}: ")?,
+            (None, None, _) => {}
         }
         write!(
             f,
@@ -213,7 +359,30 @@ impl fmt::Display for Diagnostic {
             self.severity.as_str(),
             self.code,
             self.message
-        )
+        )?;
+        if let Some(excerpt) = &self.excerpt {
+            write!(f, "\n{excerpt}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Excerpt {
+    /// `   3 | text`, then `     |    ^` when there is a caret; the line-number
+    /// gutter is at least four characters wide.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let number = self.line.to_string();
+        let width = number.len().max(4);
+        if self.text.is_empty() {
+            write!(f, "{number:>width$} |")?;
+        } else {
+            write!(f, "{number:>width$} | {}", self.text)?;
+        }
+        if let Some(caret) = self.caret {
+            let pad = caret.saturating_sub(1) as usize;
+            write!(f, "\n{:width$} | {:pad$}^", "", "")?;
+        }
+        Ok(())
     }
 }
 
@@ -245,5 +414,66 @@ mod tests {
         );
         let d = Diagnostic::warning(Code::LayerCollision, "x");
         assert_eq!(d.to_string(), "warning[layer-collision]: x");
+        let d = Diagnostic::error(Code::YamlInvalid, "m")
+            .at_line(3)
+            .at_column(5);
+        assert_eq!(d.to_string(), "line 3, column 5: error[yaml-invalid]: m");
+    }
+
+    #[test]
+    fn display_with_excerpt_and_caret() {
+        let source = "---\nname: a\nkey:\tvalue\n---\n";
+        let d = Diagnostic::error(Code::YamlInvalid, "tab")
+            .in_file("a/SKILL.md")
+            .at_line(3)
+            .at_column(5)
+            .with_excerpt_from(source);
+        assert_eq!(
+            d.to_string(),
+            "a/SKILL.md:3:5: error[yaml-invalid]: tab\n   3 | key:    value\n     |     ^"
+        );
+        // No such line: no excerpt, one line.
+        let d = Diagnostic::error(Code::YamlInvalid, "x")
+            .at_line(9)
+            .with_excerpt_from(source);
+        assert_eq!(d.excerpt, None);
+        // A line but no column: the line without a caret.
+        let d = Diagnostic::error(Code::YamlInvalid, "x")
+            .at_line(2)
+            .with_excerpt_from(source);
+        assert_eq!(
+            d.to_string(),
+            "line 2: error[yaml-invalid]: x\n   2 | name: a"
+        );
+    }
+
+    #[test]
+    fn excerpt_is_safe_and_short() {
+        let e = Excerpt::from_line(12_345, "a\u{1b}[31mb\u{202e}c", Some(2));
+        assert_eq!(e.text, "a\u{fffd}[31mb\u{fffd}c");
+        assert_eq!(e.to_string(), "12345 | a\u{fffd}[31mb\u{fffd}c\n      |  ^");
+        let long = format!("{}X{}", "a".repeat(500), "b".repeat(500));
+        let e = Excerpt::from_line(1, &long, Some(501));
+        assert!(
+            e.text.chars().count() <= EXCERPT_MAX_CHARS + 2,
+            "{}",
+            e.text
+        );
+        let caret = e.caret.expect("caret") as usize;
+        assert_eq!(e.text.chars().nth(caret - 1), Some('X'), "{}", e.text);
+        assert!(e.text.starts_with('…') && e.text.ends_with('…'));
+        // Past the end: just after the last character.
+        let e = Excerpt::from_line(1, "ab", Some(10));
+        assert_eq!(e.caret, Some(3));
+        let e = Excerpt::from_line(1, &long, Some(5_000));
+        assert!(
+            e.text.ends_with('b') && e.text.starts_with('…'),
+            "{}",
+            e.text
+        );
+        assert_eq!(
+            e.caret.map(|c| c as usize),
+            Some(e.text.chars().count() + 1)
+        );
     }
 }

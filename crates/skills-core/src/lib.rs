@@ -48,7 +48,7 @@ pub mod tools_section;
 pub mod validate;
 
 pub use catalog::{Budget, BudgetLimit, Catalog, CatalogFormat, RenderOptions, estimate_tokens};
-pub use diagnostic::{Code, Diagnostic, Severity};
+pub use diagnostic::{Code, Diagnostic, Excerpt, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
 pub use in_code::{

@@ -15,4 +15,6 @@ mod it {
     mod search;
     mod support;
     mod tagging;
+    mod yaml_errors;
+    mod yaml_limits;
 }

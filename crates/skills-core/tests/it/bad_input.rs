@@ -417,7 +417,7 @@ fn raw_nul_is_invalid_yaml() {
             .map(ToString::to_string)
             .collect::<Vec<_>>(),
         vec![
-            "skills/nul/SKILL.md:3: error[yaml-invalid]: the frontmatter contains the non-printable character U+0000, which YAML does not allow"
+            "skills/nul/SKILL.md:3:15: error[yaml-invalid]: the frontmatter contains the non-printable character U+0000, which YAML does not allow\n   3 | description: a\u{fffd}b\n     |               ^"
         ]
     );
     // Lenient warns about the character, then the YAML parser refuses it.
