@@ -38,6 +38,7 @@ pub mod error;
 pub mod frontmatter;
 pub mod in_code;
 pub mod layered;
+pub mod lint;
 pub mod metadata;
 pub mod name;
 pub mod provider;
@@ -52,6 +53,7 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
 pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
+pub use lint::{ResourceFact, lint_skill};
 pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
 pub use metadata::{ContextMode, Extensions, SkillMetadata};
 pub use name::{ReservedNames, SkillName};
@@ -65,8 +67,8 @@ pub use tagging::{
     add_injection, collect_loaded_skill_names,
 };
 pub use validate::{
-    Mode, Origin, ParseOutcome, SkillDocument, ValidationOptions, parse_skill_md,
-    parse_skill_md_bytes,
+    Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions,
+    is_portable, parse_skill_md, parse_skill_md_bytes,
 };
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.
