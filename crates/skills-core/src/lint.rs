@@ -286,7 +286,8 @@ pub fn lint_skill(document: &SkillDocument, resources: &[ResourceFact]) -> Vec<D
 
 /// The documented "says when" heuristic: the description has one of the words
 /// `when`, `whenever`, `if` or `upon`, or a phrase `use for`, `use to`, `use this`,
-/// `use it`, `use on`, `use with`, `use in`, `use as`, `invoke` or `trigger`
+/// `use it`, `use on`, `use with`, `use in`, `use as`, `use after`, `use before`,
+/// `use during` (or `used ...`), or a word starting with `invoke` or `trigger`
 /// (case-insensitive).
 pub fn says_when(description: &str) -> bool {
     let lower = description.to_lowercase();
@@ -310,7 +311,7 @@ pub fn says_when(description: &str) -> bool {
         matches!(pair[0], "use" | "used")
             && matches!(
                 pair[1],
-                "for" | "to" | "this" | "it" | "on" | "with" | "in" | "as"
+                "after" | "as" | "before" | "during" | "for" | "in" | "it" | "on" | "this" | "to" | "with"
             )
     })
 }
