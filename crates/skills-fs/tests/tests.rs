@@ -13,6 +13,7 @@ mod it {
 
     mod discovery;
     mod docs;
+    mod lint;
     mod listing;
     mod paths;
     mod provider;
