@@ -232,7 +232,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             } else {
                 ValidationOptions::lenient()
             }
-            .with_reserved(ReservedNames::words(reserved));
+            .with_reserved(ReservedNames::words(reserved))
+            .with_portability_warnings(true);
             let options = FsOptions::default().with_validation(validation);
             let report = validate(&roots, &explicit, &options);
             if json {

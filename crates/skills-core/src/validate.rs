@@ -44,6 +44,12 @@ pub struct ValidationOptions {
     pub reserved: ReservedNames,
     /// Frontmatter larger than this many bytes is refused.
     pub max_frontmatter_bytes: usize,
+    /// Lenient mode: also warn about fields outside the specification
+    /// (`portability-extension-field`) and YAML flow style, anchors and tags
+    /// (`portability-yaml-style`). Off by default, so loading stays quiet about
+    /// what works here; `skills validate` turns it on. [`is_portable`] needs it on
+    /// to see every portability problem.
+    pub portability_warnings: bool,
 }
 
 impl Default for ValidationOptions {
@@ -52,6 +58,7 @@ impl Default for ValidationOptions {
             mode: Mode::Lenient,
             reserved: ReservedNames::none(),
             max_frontmatter_bytes: DEFAULT_MAX_FRONTMATTER_BYTES,
+            portability_warnings: false,
         }
     }
 }
@@ -81,6 +88,14 @@ impl ValidationOptions {
     #[must_use]
     pub fn with_mode(mut self, mode: Mode) -> Self {
         self.mode = mode;
+        self
+    }
+
+    /// Turns the lenient-mode portability warnings for extension fields and YAML
+    /// style on or off (see [`portability_warnings`](Self::portability_warnings)).
+    #[must_use]
+    pub fn with_portability_warnings(mut self, on: bool) -> Self {
+        self.portability_warnings = on;
         self
     }
 }
@@ -130,6 +145,8 @@ pub const PORTABILITY_CODES: &[Code] = &[
 /// `true` when `diagnostics` (of one skill) hold no error and no portability
 /// warning (see [`PORTABILITY_CODES`]): the skill is valid in strict mode too,
 /// up to the two fence and byte-order-mark cases documented in `docs/parity.md`.
+/// For lenient-mode diagnostics this holds only when they were produced with
+/// [`ValidationOptions::portability_warnings`] on.
 pub fn is_portable(diagnostics: &[Diagnostic]) -> bool {
     !diagnostics
         .iter()
@@ -257,7 +274,7 @@ fn parse_inner(
     if out.iter().any(Diagnostic::is_error) {
         return None;
     }
-    if !strict {
+    if !strict && options.portability_warnings {
         yaml_portability(split.frontmatter, split.frontmatter_first_line, out);
     }
     let entries = match parsed.root {
@@ -304,7 +321,7 @@ fn parse_inner(
         }
     }
 
-    if !strict {
+    if !strict && options.portability_warnings {
         let unknown: Vec<&(String, YamlNode)> = entries
             .iter()
             .filter(|(key, _)| !SPEC_FIELDS.contains(&key.as_str()))
@@ -493,7 +510,8 @@ fn check_name(
                 Diagnostic::warning(
                     Code::PortabilityTitleAsName,
                     format!(
-                        "`name: {name}` is a title, not a skill name (lowercase letters, digits and hyphens); loaded as `{folder}`, the folder name: set `name: {folder}`; a title can live in `metadata`"
+                        "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, the folder name: set `name: {folder}`; a display title can live in `metadata`",
+                        name_problems(&name)
                     ),
                 )
                 .at_line(line),
@@ -600,6 +618,21 @@ fn title_fallback(name: &str, origin: Origin<'_>) -> Option<String> {
         && name::check_chars(&folder).is_empty()
         && folder.trim() == folder;
     valid.then_some(folder)
+}
+
+/// The broken character rules of a name, in words.
+fn name_problems(name: &str) -> String {
+    let words: Vec<&str> = name::check_chars(name)
+        .into_iter()
+        .map(|(code, _)| match code {
+            Code::NameNotLowercase => "uppercase letters",
+            Code::NameHyphenEdge => "a hyphen at the start or end",
+            Code::NameConsecutiveHyphens => "`--`",
+            Code::NameInvalidChars => "characters other than letters, digits and hyphens",
+            _ => "nothing",
+        })
+        .collect();
+    words.join(", ")
 }
 
 fn describe(value: &YamlValue) -> &'static str {
@@ -740,7 +773,9 @@ mod tests {
     use super::*;
 
     fn codes(src: &str, dir: Option<&str>, mode: Mode) -> Vec<&'static str> {
-        let opts = ValidationOptions::default().with_mode(mode);
+        let opts = ValidationOptions::default()
+            .with_mode(mode)
+            .with_portability_warnings(true);
         parse_skill_md(
             src,
             Origin {
@@ -805,7 +840,7 @@ mod tests {
             codes(&src, Some("x"), Mode::Strict),
             vec!["name-too-long", "name-dir-mismatch", "field-unknown"]
         );
-        let opts = ValidationOptions::lenient();
+        let opts = ValidationOptions::lenient().with_portability_warnings(true);
         let out = parse_skill_md(
             &src,
             Origin {
@@ -1016,6 +1051,9 @@ mod tests {
             vec!["portability-yaml-style"]
         );
         assert_eq!(codes(src, None, Mode::Strict), vec!["yaml-flow-style"]);
+        // Off by default: loading stays quiet.
+        let quiet = parse_skill_md(src, Origin::default(), &ValidationOptions::lenient());
+        assert!(quiet.diagnostics.is_empty(), "{:?}", quiet.diagnostics);
         let plain = "---\nname: a\ndescription: 'd [x] & *y*!'\n---\n";
         assert!(codes(plain, None, Mode::Lenient).is_empty());
     }
