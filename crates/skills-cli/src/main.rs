@@ -645,7 +645,10 @@ impl ValidateReport {
         JsonCounts {
             skills: skills.len(),
             valid: skills.iter().filter(|s| s.is_valid()).count(),
-            portable: skills.iter().filter(|s| is_portable(&s.diagnostics)).count(),
+            portable: skills
+                .iter()
+                .filter(|s| is_portable(&s.diagnostics))
+                .count(),
         }
     }
 

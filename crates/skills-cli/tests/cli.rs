@@ -268,7 +268,11 @@ fn validate_json_has_the_documented_shape() {
             .map(String::as_str)
             .collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["diagnostics", "dir", "name", "portable", "valid"], "{s}");
+        assert_eq!(
+            keys,
+            ["diagnostics", "dir", "name", "portable", "valid"],
+            "{s}"
+        );
         assert!(s["dir"].is_string(), "{s}");
         assert!(s["valid"].is_boolean(), "{s}");
         let diags = s["diagnostics"].as_array().expect("array");

@@ -53,8 +53,8 @@ pub use diagnostic::{Code, Diagnostic, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};
 pub use in_code::{DefineError, InCodeProvider, InCodeSkill, SkillDefinition, define_skill};
-pub use lint::{ResourceFact, lint_skill};
 pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
+pub use lint::{ResourceFact, lint_skill};
 pub use metadata::{ContextMode, Extensions, SkillMetadata};
 pub use name::{ReservedNames, SkillName};
 pub use provider::{Skill, SkillProvider};
@@ -67,8 +67,8 @@ pub use tagging::{
     add_injection, collect_loaded_skill_names,
 };
 pub use validate::{
-    Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions,
-    is_portable, parse_skill_md, parse_skill_md_bytes,
+    Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
+    parse_skill_md, parse_skill_md_bytes,
 };
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.

@@ -311,7 +311,17 @@ pub fn says_when(description: &str) -> bool {
         matches!(pair[0], "use" | "used")
             && matches!(
                 pair[1],
-                "after" | "as" | "before" | "during" | "for" | "in" | "it" | "on" | "this" | "to" | "with"
+                "after"
+                    | "as"
+                    | "before"
+                    | "during"
+                    | "for"
+                    | "in"
+                    | "it"
+                    | "on"
+                    | "this"
+                    | "to"
+                    | "with"
             )
     })
 }
@@ -639,14 +649,19 @@ mod tests {
 
     #[test]
     fn join_stays_inside() {
-        assert_eq!(join("references", "b.md").as_deref(), Some("references/b.md"));
+        assert_eq!(
+            join("references", "b.md").as_deref(),
+            Some("references/b.md")
+        );
         assert_eq!(join("references", "../x.md").as_deref(), Some("x.md"));
         assert_eq!(join("references", "../../x.md"), None);
     }
 
     #[test]
     fn when_heuristic() {
-        assert!(says_when("Fills PDF forms. Use when the user shares a form."));
+        assert!(says_when(
+            "Fills PDF forms. Use when the user shares a form."
+        ));
         assert!(says_when("Use this for CSV files."));
         assert!(says_when("Triggers on commit requests."));
         assert!(!says_when("Maps citation networks of academic papers."));

@@ -1009,7 +1009,12 @@ mod tests {
         // Strict mode is unchanged.
         let strict = parse_skill_md(src, origin, &ValidationOptions::strict());
         assert!(strict.document.is_none());
-        assert!(strict.diagnostics.iter().any(|d| d.code == Code::NameNotLowercase));
+        assert!(
+            strict
+                .diagnostics
+                .iter()
+                .any(|d| d.code == Code::NameNotLowercase)
+        );
 
         // No fallback when the folder name is not a valid name either, or unknown.
         for dir in [Some("Academic Paper"), None] {

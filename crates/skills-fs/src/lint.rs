@@ -115,7 +115,8 @@ fn walk(dir: &Path, prefix: &str, names: Vec<OsString>, depth: usize, out: &mut 
         if !meta.is_file() {
             continue;
         }
-        let mut fact = ResourceFact::new(rel.clone(), meta.len()).with_executable(executable(&meta));
+        let mut fact =
+            ResourceFact::new(rel.clone(), meta.len()).with_executable(executable(&meta));
         if rel.starts_with("scripts/")
             && let Ok(line) = first_line(&path)
         {

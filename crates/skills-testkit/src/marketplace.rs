@@ -48,12 +48,56 @@ pub struct MarketStats {
 }
 
 const TOPICS: &[&str] = &[
-    "Academic", "Paper", "Citation", "Network", "Mapper", "PDF", "Invoice", "Parser", "Sales",
-    "Forecast", "Kubernetes", "Deployment", "Checker", "Email", "Campaign", "Writer", "SQL",
-    "Query", "Optimizer", "Legal", "Contract", "Reviewer", "Brand", "Voice", "Guide", "Data",
-    "Pipeline", "Auditor", "Recipe", "Planner", "Resume", "Tailor", "Security", "Scanner",
-    "Meeting", "Notes", "Summarizer", "Changelog", "Generator", "Figma", "Design", "Tokens",
-    "Excel", "Formula", "Helper", "Podcast", "Show", "Outline", "Travel", "Itinerary",
+    "Academic",
+    "Paper",
+    "Citation",
+    "Network",
+    "Mapper",
+    "PDF",
+    "Invoice",
+    "Parser",
+    "Sales",
+    "Forecast",
+    "Kubernetes",
+    "Deployment",
+    "Checker",
+    "Email",
+    "Campaign",
+    "Writer",
+    "SQL",
+    "Query",
+    "Optimizer",
+    "Legal",
+    "Contract",
+    "Reviewer",
+    "Brand",
+    "Voice",
+    "Guide",
+    "Data",
+    "Pipeline",
+    "Auditor",
+    "Recipe",
+    "Planner",
+    "Resume",
+    "Tailor",
+    "Security",
+    "Scanner",
+    "Meeting",
+    "Notes",
+    "Summarizer",
+    "Changelog",
+    "Generator",
+    "Figma",
+    "Design",
+    "Tokens",
+    "Excel",
+    "Formula",
+    "Helper",
+    "Podcast",
+    "Show",
+    "Outline",
+    "Travel",
+    "Itinerary",
 ];
 
 const PROSE: &[&str] = &[
@@ -78,7 +122,9 @@ pub fn generate(seed: u64, n: usize) -> Vec<MarketSkill> {
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let count = 2 + rng.below(4);
-        let mut parts: Vec<&str> = (0..count).map(|_| TOPICS[rng.below(TOPICS.len())]).collect();
+        let mut parts: Vec<&str> = (0..count)
+            .map(|_| TOPICS[rng.below(TOPICS.len())])
+            .collect();
         parts.dedup();
         let mut title = parts.join(" ");
         if rng.below(10) == 0 {

@@ -52,13 +52,19 @@ fn pdf_skill(root: &Path) -> std::path::PathBuf {
         &dir.join("SKILL.md"),
         "---\nname: pdf\ndescription: Comprehensive PDF manipulation toolkit for extracting text and tables, creating new PDFs, merging and splitting documents, and handling forms.\nlicense: Proprietary\n---\n\n# PDF Processing Guide\n\n## Overview\n\nFor advanced features, JavaScript libraries, and detailed examples, see REFERENCE.md.\nIf you need to fill out a PDF form, read FORMS.md and follow its instructions.\n\nCheck fields with `scripts/check_fillable_fields.py`, then [fill them](scripts/fill_form.py).\nSee https://pypi.org/project/pypdf/ and [the top](#overview), e.g. for `output.pdf`.\n\n```bash\npython scripts/not_a_file.py input.pdf\n```\n\nThe schema is in `references/schema.md`.\n",
     );
-    write_file(&dir.join("forms.md"), "# Forms\n\nUse `scripts/fill_form.py`.\n");
+    write_file(
+        &dir.join("forms.md"),
+        "# Forms\n\nUse `scripts/fill_form.py`.\n",
+    );
     write_file(
         &dir.join("reference.md"),
         "# Reference\n\nThe details are in [details](references/details.md).\n",
     );
     write_file(&dir.join("references/details.md"), "# Details\n");
-    write_file(&dir.join("scripts/check_fillable_fields.py"), "import sys\n");
+    write_file(
+        &dir.join("scripts/check_fillable_fields.py"),
+        "import sys\n",
+    );
     write_file(
         &dir.join("scripts/fill_form.py"),
         "#!/usr/bin/env python3\nimport sys\n",
@@ -71,7 +77,10 @@ fn facts_describe_every_file_reading_only_the_first_line_of_scripts() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let dir = pdf_skill(tmp.path());
     write_file(&dir.join(".git/config"), "x");
-    write_file(&dir.join("scripts/big.sh"), format!("#!/bin/sh\n{}", "x".repeat(100_000)));
+    write_file(
+        &dir.join("scripts/big.sh"),
+        format!("#!/bin/sh\n{}", "x".repeat(100_000)),
+    );
     let facts = resource_facts(&dir).expect("facts");
     let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(
@@ -124,7 +133,11 @@ fn lint_of_a_pdf_skill_on_disk() {
             ("SKILL.md".to_owned(), "lint-file-case", Some(12)),
             ("SKILL.md".to_owned(), "lint-missing-file", Some(21)),
             ("reference.md".to_owned(), "lint-nested-reference", None),
-            ("SKILL.md".to_owned(), "lint-description-no-trigger", Some(3)),
+            (
+                "SKILL.md".to_owned(),
+                "lint-description-no-trigger",
+                Some(3)
+            ),
             (
                 "scripts/check_fillable_fields.py".to_owned(),
                 "lint-script-no-shebang",
