@@ -504,31 +504,31 @@ fn check_name(
         return None;
     };
     let name = name::normalize_name(raw);
-    if options.mode == Mode::Lenient {
-        if let Some(folder) = title_fallback(&name, origin) {
+    if options.mode == Mode::Lenient
+        && let Some(folder) = title_fallback(&name, origin)
+    {
+        out.push(
+            Diagnostic::warning(
+                Code::PortabilityTitleAsName,
+                format!(
+                    "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, the folder name: set `name: {folder}`; a display title can live in `metadata`",
+                    name_problems(&name)
+                ),
+            )
+            .at_line(line),
+        );
+        if let Some(word) = options.reserved.matched(&folder) {
             out.push(
-                Diagnostic::warning(
-                    Code::PortabilityTitleAsName,
-                    format!(
-                        "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, the folder name: set `name: {folder}`; a display title can live in `metadata`",
-                        name_problems(&name)
-                    ),
+                Diagnostic::error(
+                    Code::NameReserved,
+                    format!("the name `{folder}` contains the reserved word `{word}`"),
                 )
                 .at_line(line),
             );
-            if let Some(word) = options.reserved.matched(&folder) {
-                out.push(
-                    Diagnostic::error(
-                        Code::NameReserved,
-                        format!("the name `{folder}` contains the reserved word `{word}`"),
-                    )
-                    .at_line(line),
-                );
-                return None;
-            }
-            let title = raw.trim().to_owned();
-            return SkillName::parse(&folder).ok().map(|n| (n, Some(title)));
+            return None;
         }
+        let title = raw.trim().to_owned();
+        return SkillName::parse(&folder).ok().map(|n| (n, Some(title)));
     }
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
