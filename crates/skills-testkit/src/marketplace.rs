@@ -34,7 +34,7 @@ pub struct MarketSkill {
     pub empty_description: bool,
 }
 
-/// What [`write`] created.
+/// What [`write()`] created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MarketStats {
     /// Skills written.
@@ -173,7 +173,7 @@ pub fn generate(seed: u64, n: usize) -> Vec<MarketSkill> {
     out
 }
 
-/// Writes [`generate`]`(seed, n)` under `root`, one folder per skill.
+/// Writes [`generate()`]`(seed, n)` under `root`, one folder per skill.
 ///
 /// # Errors
 /// Any file-system error.
