@@ -39,6 +39,10 @@ const FILE_EXTENSIONS: &[&str] = &[
 /// too).
 const SHEBANG_EXTENSIONS: &[&str] = &["bash", "pl", "py", "rb", "sh", "zsh"];
 
+/// Extensions of documents an agent is told to read (`read FORMS.md`); other bare
+/// names after a read verb (`see package.json`) are usually the user's files.
+const DOCUMENT_EXTENSIONS: &[&str] = &["markdown", "md", "txt"];
+
 /// Words after which a bare file name (`see FORMS.md`) is a reference the agent is
 /// told to open, so a missing file is reported.
 const READ_VERBS: &[&str] = &["consult", "load", "open", "read", "see"];
@@ -543,7 +547,7 @@ fn split_target(text: &str) -> (&str, &str) {
 
 fn scan_words(prose: &str, index: usize, prev_word: &mut String, out: &mut Vec<Mention>) {
     for raw in prose.split_whitespace() {
-        let word = raw.trim_matches(|c: char| "()[]{}<>,;:!?\"'*_".contains(c));
+        let word = raw.trim_matches(|c: char| "()[]{}<>,;:!?\"'*_|".contains(c));
         let word = word.trim_end_matches('.');
         if let Some(path) = clean_word(word) {
             out.push(Mention {
@@ -559,9 +563,12 @@ fn scan_words(prose: &str, index: usize, prev_word: &mut String, out: &mut Vec<M
 }
 
 fn classify(path: &str, prev_word: &str) -> Kind {
+    let is_document = path
+        .rsplit_once('.')
+        .is_some_and(|(_, ext)| DOCUMENT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
     if path.contains('/') {
         Kind::Path
-    } else if READ_VERBS.contains(&prev_word) {
+    } else if is_document && READ_VERBS.contains(&prev_word) {
         Kind::Told
     } else {
         Kind::Bare

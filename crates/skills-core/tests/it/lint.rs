@@ -82,7 +82,7 @@ fn missing_files_in_links_paths_and_read_instructions() {
 
 #[test]
 fn no_false_positives_on_look_alikes() {
-    let src = "---\nname: code-review\ndescription: Reviews a pull request. Use when the user asks for a code review.\n---\n# Code review\n\nOpen the diff (e.g. `src/main.rs` or `lib/utils.py`) and check `Cargo.toml`.\nSee https://example.com/guide.md and [the spec](https://spec.example/SKILL.md).\nJump to [the checklist](#checklist) or [home](/docs/index.md) or [up](../other/SKILL.md).\nWrite the summary to `review.md`, i.e. a short file; mention v1.2 and Node.js.\nUse `~/notes.md`, `$HOME/x.md`, `/tmp/out.json`, `*.md` and `{name}.md`.\n\n```sh\ncat references/absent.md && python scripts/absent.py\n```\n\n~~~\nassets/absent.png\n~~~\n\n## Checklist\n\nSee the [mail](mailto:team@example.com) list.\n";
+    let src = "---\nname: code-review\ndescription: Reviews a pull request. Use when the user asks for a code review.\n---\n# Code review\n\nOpen the diff (e.g. `src/main.rs` or `lib/utils.py`) and check `Cargo.toml`.\nSee https://example.com/guide.md and [the spec](https://spec.example/SKILL.md).\nJump to [the checklist](#checklist) or [home](/docs/index.md) or [up](../other/SKILL.md).\nWrite the summary to `review.md`, i.e. a short file; mention v1.2 and Node.js.\nUse `~/notes.md`, `$HOME/x.md`, `/tmp/out.json`, `*.md` and `{name}.md`.\nSee `package.json` in the project; | cell.md | table |\n\n```sh\ncat references/absent.md && python scripts/absent.py\n```\n\n~~~\nassets/absent.png\n~~~\n\n## Checklist\n\nSee the [mail](mailto:team@example.com) list.\n";
     let d = doc("code-review", src);
     let lint = lint_skill(&d, &[md("SKILL.md")]);
     assert!(lint.is_empty(), "{lint:#?}");
@@ -93,7 +93,9 @@ fn no_false_positives_on_look_alikes() {
             "lib/utils.py",
             "Cargo.toml",
             "review.md",
-            "Node.js"
+            "Node.js",
+            "package.json",
+            "cell.md"
         ]
     );
 }
