@@ -7,7 +7,9 @@
 //!
 //! The walk is bounded ([`MAX_FILES`], [`MAX_DEPTH`]), visits entries in byte
 //! order, skips dot entries, `node_modules` and `__pycache__`, and never follows
-//! a symlinked folder (a symlinked file is described by its target).
+//! a symlinked folder. A symlinked file is described by its target (size,
+//! execute bit, the first line of a script), but a symlinked Markdown file is not
+//! read for the paths it names. Special files (FIFOs, devices) are left out.
 
 use std::ffi::OsString;
 use std::fs::{self, File};
@@ -123,7 +125,9 @@ fn walk(dir: &Path, prefix: &str, names: Vec<OsString>, depth: usize, out: &mut 
             fact = fact.with_first_line(line);
         }
         let is_markdown = name.ends_with(".md") || name.ends_with(".markdown");
+        // A symlinked document may point out of the skill: not read.
         if is_markdown
+            && link_meta.is_file()
             && rel != "SKILL.md"
             && meta.len() <= MAX_LINK_SCAN_BYTES
             && let Ok(bytes) = read_capped(&path, MAX_LINK_SCAN_BYTES)

@@ -176,3 +176,34 @@ fn lint_of_a_pdf_skill_on_disk() {
     let lint = lint_skill_dir(&skill.dir, md, skill.document.as_ref().expect("doc"));
     assert!(lint.is_empty(), "{lint:#?}");
 }
+
+#[cfg(unix)]
+#[test]
+fn facts_survive_symlink_loops_fifos_and_links_out() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("skill");
+    write_file(
+        &dir.join("SKILL.md"),
+        "---\nname: skill\ndescription: d\n---\nBody.\n",
+    );
+    write_file(
+        &tmp.path().join("outside.md"),
+        "[secret](references/x.md)\n",
+    );
+    fs::create_dir_all(dir.join("references")).expect("mkdir");
+    symlink(&dir, dir.join("references/loop")).expect("loop");
+    symlink(tmp.path().join("outside.md"), dir.join("references/out.md")).expect("link");
+    symlink("/dev/zero", dir.join("references/zero.md")).expect("device");
+    let fifo = dir.join("scripts/pipe.sh");
+    fs::create_dir_all(dir.join("scripts")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    let facts = resource_facts(&dir).expect("facts");
+    let paths: Vec<&str> = facts.iter().map(|f| f.path.as_str()).collect();
+    // The loop is not walked, the device and the FIFO are left out.
+    assert_eq!(paths, vec!["SKILL.md", "references/out.md"]);
+    assert!(facts[1].links.is_empty(), "a link out is not read");
+    if made.is_ok_and(|s| s.success()) {
+        assert!(fifo.exists());
+    }
+}
