@@ -25,7 +25,8 @@ use serde::Serialize;
 use skills_core::resource::text_content;
 use skills_core::{
     Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LayeredProvider, LineRange,
-    RenderOptions, ReservedNames, ResourcePath, Skill, SkillProvider, ValidationOptions,
+    Mode, RenderOptions, ReservedNames, ResourcePath, Skill, SkillProvider, ValidationOptions,
+    is_portable,
 };
 use skills_fs::remote::{self, RemoteOptions};
 use skills_fs::{Discovery, FsOptions, FsProvider, StandardRoots, discover, standard_provider};
@@ -271,7 +272,8 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             } else {
                 ValidationOptions::lenient()
             }
-            .with_reserved(ReservedNames::words(reserved));
+            .with_reserved(ReservedNames::words(reserved))
+            .with_portability_warnings(true);
             let options = FsOptions::default().with_validation(validation);
             let report = validate(&roots, &explicit, &options);
             if json {
@@ -657,14 +659,79 @@ fn check_paths(mut all: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
     Ok(all)
 }
 
+/// Prints on stderr one line per reason skills were skipped ("91 skills skipped:
+/// empty description; run `skills validate`") and one line for the warnings.
 fn warn_skipped(provider: &dyn SkillProvider) {
     let diagnostics = block_on(provider.diagnostics());
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
-    if errors + warnings > 0 {
-        eprintln!(
-            "warning: {errors} error(s) and {warnings} warning(s) while loading skills; run `skills validate` for details"
-        );
+    for line in skipped_summary(&diagnostics) {
+        eprintln!("warning: {line}");
+    }
+}
+
+/// The stderr summary of loading diagnostics: a skipped skill is counted once,
+/// under its first error.
+fn skipped_summary(diagnostics: &[Diagnostic]) -> Vec<String> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut first_error: BTreeMap<&str, Code> = BTreeMap::new();
+    let mut unlocated: Vec<Code> = Vec::new();
+    let mut warned: BTreeSet<&str> = BTreeSet::new();
+    let mut warnings = 0usize;
+    for d in diagnostics {
+        match (d.is_error(), d.file.as_deref()) {
+            (true, Some(file)) => {
+                first_error.entry(file).or_insert(d.code);
+            }
+            (true, None) => unlocated.push(d.code),
+            (false, file) => {
+                warnings += 1;
+                if let Some(file) = file {
+                    warned.insert(file);
+                }
+            }
+        }
+    }
+    let mut by_reason: BTreeMap<&'static str, usize> = BTreeMap::new();
+    for code in first_error.values().chain(&unlocated) {
+        *by_reason.entry(skip_reason(*code)).or_default() += 1;
+    }
+    let mut lines: Vec<String> = by_reason
+        .into_iter()
+        .map(|(reason, n)| {
+            let noun = if n == 1 { "skill" } else { "skills" };
+            format!("{n} {noun} skipped: {reason}; run `skills validate`")
+        })
+        .collect();
+    if warnings > 0 {
+        let files = warned.len();
+        lines.push(format!(
+            "{warnings} warning(s) in {files} file(s) while loading skills; run `skills validate` for details"
+        ));
+    }
+    lines
+}
+
+/// Why a skill with this error is skipped, in words.
+fn skip_reason(code: Code) -> &'static str {
+    match code {
+        Code::DescriptionEmpty => "empty description",
+        Code::DescriptionMissing => "no description",
+        Code::NameMissing | Code::NameEmpty => "no name",
+        Code::NameNotLowercase
+        | Code::NameHyphenEdge
+        | Code::NameConsecutiveHyphens
+        | Code::NameInvalidChars => "invalid name",
+        Code::NameReserved => "reserved name",
+        Code::FrontmatterMissing | Code::FrontmatterUnclosed | Code::FrontmatterNotMapping => {
+            "no frontmatter"
+        }
+        Code::YamlInvalid
+        | Code::YamlTooDeep
+        | Code::YamlAliasBudget
+        | Code::FrontmatterTooLarge => "unreadable YAML frontmatter",
+        Code::NotUtf8 => "not UTF-8",
+        Code::SkillMdMissing | Code::SkillMdNotFile | Code::SkillMdTooLarge => "no usable SKILL.md",
+        Code::IoError => "file-system error",
+        other => other.as_str(),
     }
 }
 
@@ -673,6 +740,8 @@ struct ValidateReport {
     discovery: Discovery,
     /// Root-level errors for paths under which no skill was found.
     missing: Vec<Diagnostic>,
+    /// Whether strict mode ran.
+    strict: bool,
 }
 
 /// Validates every skill under `roots`; a path in `explicit` (given by the user)
@@ -682,6 +751,13 @@ fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> Val
     relabel_remote(&mut discovery);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();
+    // Lint warnings (never errors) for every skill that parsed.
+    for skill in &mut discovery.skills {
+        if let (Some(doc), Some(md)) = (&skill.document, &skill.skill_md) {
+            let lint = skills_fs::lint_skill_dir(&skill.dir, md, doc);
+            skill.diagnostics.extend(lint);
+        }
+    }
     let mut missing = Vec::new();
     for root in explicit {
         // `check_paths` made sure every root is an existing folder.
@@ -696,16 +772,31 @@ fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> Val
             ));
         }
     }
-    ValidateReport { discovery, missing }
+    ValidateReport {
+        discovery,
+        missing,
+        strict: options.validation.mode == Mode::Strict,
+    }
 }
 
 #[derive(Serialize)]
 struct JsonReport<'a> {
     valid: bool,
+    /// `"strict"` or `"lenient"`.
+    mode: &'static str,
     errors: usize,
     warnings: usize,
+    /// Skills checked, valid, and portable (valid with no portability warning).
+    counts: JsonCounts,
     diagnostics: Vec<&'a Diagnostic>,
     skills: Vec<JsonSkill<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCounts {
+    skills: usize,
+    valid: usize,
+    portable: usize,
 }
 
 #[derive(Serialize)]
@@ -713,6 +804,7 @@ struct JsonSkill<'a> {
     dir: String,
     name: Option<&'a str>,
     valid: bool,
+    portable: bool,
     diagnostics: &'a [Diagnostic],
 }
 
@@ -730,12 +822,31 @@ impl ValidateReport {
         (errors, warnings)
     }
 
+    fn mode(&self) -> &'static str {
+        if self.strict { "strict" } else { "lenient" }
+    }
+
+    /// Skills checked, valid, portable.
+    fn skill_counts(&self) -> JsonCounts {
+        let skills = &self.discovery.skills;
+        JsonCounts {
+            skills: skills.len(),
+            valid: skills.iter().filter(|s| s.is_valid()).count(),
+            portable: skills
+                .iter()
+                .filter(|s| is_portable(&s.diagnostics))
+                .count(),
+        }
+    }
+
     fn to_json(&self) -> JsonReport<'_> {
         let (errors, warnings) = self.counts();
         JsonReport {
             valid: errors == 0,
+            mode: self.mode(),
             errors,
             warnings,
+            counts: self.skill_counts(),
             diagnostics: self
                 .missing
                 .iter()
@@ -749,6 +860,7 @@ impl ValidateReport {
                     dir: s.dir.display().to_string(),
                     name: s.name(),
                     valid: s.is_valid(),
+                    portable: is_portable(&s.diagnostics),
                     diagnostics: &s.diagnostics,
                 })
                 .collect(),
@@ -793,6 +905,31 @@ impl ValidateReport {
             out,
             "{total} skill(s) checked: {valid} valid, {} invalid; {errors} error(s), {warnings} warning(s)",
             total - valid
+        )?;
+        writeln!(out, "{}", self.mode_line())
+    }
+
+    /// Which mode ran and how many skills are portable, e.g. `lenient mode: 5
+    /// skills, 5 valid, 4 portable (1 uses fields or names other clients reject;
+    /// --strict checks the specification)`.
+    fn mode_line(&self) -> String {
+        let c = self.skill_counts();
+        let noun = if c.skills == 1 { "skill" } else { "skills" };
+        if self.strict {
+            return format!(
+                "strict mode: {} {noun}, {} valid by the specification (the verdicts of skills-ref)",
+                c.skills, c.valid
+            );
+        }
+        let unportable = c.valid.saturating_sub(c.portable);
+        let why = match unportable {
+            0 => String::new(),
+            1 => "1 uses fields or names other clients reject; ".to_owned(),
+            n => format!("{n} use fields or names other clients reject; "),
+        };
+        format!(
+            "lenient mode: {} {noun}, {} valid, {} portable ({why}--strict checks the specification)",
+            c.skills, c.valid, c.portable
         )
     }
 }

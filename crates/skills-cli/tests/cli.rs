@@ -264,7 +264,15 @@ fn validate_json_has_the_documented_shape() {
     keys.sort_unstable();
     assert_eq!(
         keys,
-        ["diagnostics", "errors", "skills", "valid", "warnings"]
+        [
+            "counts",
+            "diagnostics",
+            "errors",
+            "mode",
+            "skills",
+            "valid",
+            "warnings"
+        ]
     );
     assert_eq!(report["valid"], Value::Bool(false));
 
@@ -291,7 +299,11 @@ fn validate_json_has_the_documented_shape() {
             .map(String::as_str)
             .collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["diagnostics", "dir", "name", "valid"], "{s}");
+        assert_eq!(
+            keys,
+            ["diagnostics", "dir", "name", "portable", "valid"],
+            "{s}"
+        );
         assert!(s["dir"].is_string(), "{s}");
         assert!(s["valid"].is_boolean(), "{s}");
         let diags = s["diagnostics"].as_array().expect("array");
@@ -322,7 +334,14 @@ fn validate_json_has_the_documented_shape() {
     assert!(d["line"].is_u64(), "{d}");
     let alpha = skills.iter().find(|s| s["name"] == "alpha").expect("alpha");
     assert_eq!(alpha["valid"], Value::Bool(true));
-    assert_eq!(alpha["diagnostics"], Value::Array(vec![]));
+    // Only lint advice: `scripts/run.sh` has no `#!` line.
+    let codes: Vec<&Value> = alpha["diagnostics"]
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|d| &d["code"])
+        .collect();
+    assert_eq!(codes, [&Value::from("lint-script-no-shebang")]);
 }
 
 #[test]
@@ -622,7 +641,11 @@ fn list_warns_on_stderr_about_skipped_skills() {
 
     let out = run(&["list", &arg]).expect_code(0);
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
-    assert!(out.stderr.contains("1 error(s)"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 skill skipped: no description"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("skills validate"), "{}", out.stderr);
 }
 
@@ -1701,4 +1724,115 @@ fn v_and_rust_log_print_events_on_stderr_only() {
     let (_, stdout, stderr) = run_bytes(&args, &[("RUST_LOG", "skills=debug")]);
     assert_eq!(stdout, b"echo run\n");
     assert!(stderr.contains("skill roots"), "{stderr}");
+}
+
+#[test]
+fn list_loads_a_marketplace_library_and_summarizes_skipped_skills() {
+    let root = Root::new();
+    let stats = skills_testkit::marketplace::write(root.dir.path(), 7, 300).expect("write");
+    let empty = stats.skills - stats.with_description;
+    assert!(empty > 0, "the seed gives some empty descriptions");
+    let out = run(&with_root(&["list"], &root.arg())).expect_code(0);
+    assert_eq!(out.stdout.lines().count(), stats.with_description);
+    // One line per reason, not one per skill.
+    let skipped = format!("{empty} skills skipped: empty description; run `skills validate`");
+    assert!(out.stderr.contains(&skipped), "{}", out.stderr);
+    assert_eq!(
+        out.stderr.lines().filter(|l| l.contains("skipped")).count(),
+        1,
+        "{}",
+        out.stderr
+    );
+    let out = run(&with_root(&["catalog"], &root.arg())).expect_code(0);
+    assert!(out.stderr.contains(&skipped), "{}", out.stderr);
+    // The display title stays out of the catalog.
+    let first = skills_testkit::marketplace::generate(7, 300)
+        .into_iter()
+        .find(|s| !s.empty_description)
+        .expect("one loads");
+    assert!(
+        out.stdout
+            .contains(&format!("<skill name=\"{}\">", first.folder))
+    );
+    assert!(!out.stdout.contains(&format!("name=\"{}\"", first.title)));
+    // `show --json` carries the title.
+    let out = run(&with_root(&["show", &first.folder, "--json"], &root.arg())).expect_code(0);
+    assert_eq!(out.json()["metadata"]["title"], first.title.as_str());
+}
+
+#[test]
+fn validate_says_which_mode_ran_and_how_many_skills_are_portable() {
+    let root = Root::with_two_skills();
+    root.write(
+        "gamma/SKILL.md",
+        "---\nname: gamma\ndescription: Gamma. Use it for tests.\nwhen_to_use: always\n---\nGamma body.\n",
+    )
+    .write(
+        "delta/SKILL.md",
+        "---\nname: Delta Title\ndescription: Delta. Use it for tests.\n---\nDelta body.\n",
+    );
+    let out = run(&with_root(&["validate"], &root.arg())).expect_code(0);
+    assert!(
+        out.stdout.contains(
+            "lenient mode: 4 skills, 4 valid, 2 portable (2 use fields or names other clients reject; --strict checks the specification)"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("warning[portability-extension-field]"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("warning[portability-title-as-name]: `name: Delta Title` is not a skill name (it has uppercase letters, characters other than letters, digits and hyphens); loaded as `delta`"),
+        "{}",
+        out.stdout
+    );
+    let json = run(&with_root(&["validate", "--json"], &root.arg()))
+        .expect_code(0)
+        .json();
+    assert_eq!(json["mode"], "lenient");
+    assert_eq!(json["counts"]["skills"], 4);
+    assert_eq!(json["counts"]["valid"], 4);
+    assert_eq!(json["counts"]["portable"], 2);
+    let strict = run(&with_root(&["validate", "--strict", "--json"], &root.arg()))
+        .expect_code(1)
+        .json();
+    assert_eq!(strict["mode"], "strict");
+    assert_eq!(strict["counts"]["valid"], 2);
+    let out = run(&with_root(&["validate", "--strict"], &root.arg())).expect_code(1);
+    assert!(
+        out.stdout.contains("strict mode: 4 skills, 2 valid"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn validate_lint_warnings_never_change_the_exit_code() {
+    let root = Root::new();
+    root.write(
+        "pdf/SKILL.md",
+        "---\nname: pdf\ndescription: PDF toolkit for text, tables and forms.\n---\n# PDF\n\nFor forms, read FORMS.md. Run `scripts/fill.py`.\nSee [the API](references/api.md#top) and https://example.com/x.md.\n",
+    )
+    .write("pdf/forms.md", "# Forms\n")
+    .write("pdf/scripts/fill.py", "import sys\n");
+    for strict in [false, true] {
+        let mut args = vec!["validate"];
+        if strict {
+            args.push("--strict");
+        }
+        let out = run(&with_root(&args, &root.arg())).expect_code(0);
+        for needle in [
+            "warning[lint-file-case]: the body names `FORMS.md` but the file is `forms.md`: did you mean `forms.md`?",
+            "warning[lint-missing-file]: the body names `references/api.md`",
+            "warning[lint-description-no-trigger]",
+            "warning[lint-script-no-shebang]",
+        ] {
+            assert!(out.stdout.contains(needle), "{needle}\n{}", out.stdout);
+        }
+        assert!(!out.stdout.contains("example.com"), "{}", out.stdout);
+    }
 }

@@ -142,6 +142,30 @@ codes! {
     ResourcePathInvalid => "resource-path-invalid",
     /// A file-system error while discovering or reading a skill.
     IoError => "io-error",
+    /// Lenient mode: `name` is not a valid skill name (a display title such as
+    /// `PDF Tools`) but the folder name is; the skill loads under the folder name.
+    PortabilityTitleAsName => "portability-title-as-name",
+    /// Lenient mode: fields outside the specification, which strict mode and other
+    /// clients reject.
+    PortabilityExtensionField => "portability-extension-field",
+    /// Lenient mode: YAML flow style, anchors or tags, which strict mode and the
+    /// reference validator reject.
+    PortabilityYamlStyle => "portability-yaml-style",
+    /// Lint: the body names a file that is not in the skill.
+    LintMissingFile => "lint-missing-file",
+    /// Lint: the body names a file whose name differs from a file of the skill
+    /// only in letter case.
+    LintFileCase => "lint-file-case",
+    /// Lint: the body is longer than 500 lines or about 5 000 tokens.
+    LintBodyTooLong => "lint-body-too-long",
+    /// Lint: a file is reached only through another file the body links to.
+    LintNestedReference => "lint-nested-reference",
+    /// Lint: the description does not say when to use the skill.
+    LintDescriptionNoTrigger => "lint-description-no-trigger",
+    /// Lint: a script has no `#!` line.
+    LintScriptNoShebang => "lint-script-no-shebang",
+    /// Lint: a script with a `#!` line is not executable.
+    LintScriptNotExecutable => "lint-script-not-executable",
 }
 
 impl fmt::Display for Code {

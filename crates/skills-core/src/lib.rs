@@ -38,6 +38,7 @@ pub mod error;
 pub mod frontmatter;
 pub mod in_code;
 pub mod layered;
+pub mod lint;
 pub mod metadata;
 pub mod name;
 pub mod provider;
@@ -56,6 +57,7 @@ pub use in_code::{
     ResourceLoader, SkillDefinition, define_skill,
 };
 pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
+pub use lint::{ResourceFact, lint_skill};
 pub use metadata::{ContextMode, Extensions, SkillMetadata};
 pub use name::{ReservedNames, SkillName};
 pub use provider::{MaybeSend, MaybeSync, Skill, SkillProvider};
@@ -69,8 +71,8 @@ pub use tagging::{
     add_injection, collect_loaded_skill_names,
 };
 pub use validate::{
-    Mode, Origin, ParseOutcome, SkillDocument, ValidationOptions, parse_skill_md,
-    parse_skill_md_bytes,
+    Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
+    parse_skill_md, parse_skill_md_bytes,
 };
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.

@@ -46,6 +46,11 @@ pub struct SkillMetadata {
     pub name: SkillName,
     /// What the skill does and when to use it.
     pub description: String,
+    /// A display title: set in lenient mode when the frontmatter `name` was a
+    /// title such as `PDF Tools` (not a valid skill name) and the skill was loaded
+    /// under its folder name instead. Never rendered in the catalog.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     /// `license`, if given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub license: Option<String>,
@@ -145,6 +150,7 @@ impl SkillMetadata {
         Self {
             name,
             description: description.into(),
+            title: None,
             license: None,
             compatibility: None,
             metadata: BTreeMap::new(),

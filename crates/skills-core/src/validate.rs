@@ -25,8 +25,11 @@ pub enum Mode {
     /// are errors, and so are YAML flow style, anchors, tags and duplicate keys.
     Strict,
     /// What a user expects when loading: extra fields are kept, an over-long name or
-    /// description, a name/directory mismatch and duplicate keys only warn; a missing
-    /// description or unparseable YAML still skips the skill.
+    /// description, a name/directory mismatch and duplicate keys only warn, and a
+    /// `name` that is a display title loads under the folder name (when that is a
+    /// valid name). Each of these gives a portability warning (see
+    /// [`PORTABILITY_CODES`]). A missing description or unparseable YAML still skips
+    /// the skill.
     #[default]
     Lenient,
 }
@@ -41,6 +44,12 @@ pub struct ValidationOptions {
     pub reserved: ReservedNames,
     /// Frontmatter larger than this many bytes is refused.
     pub max_frontmatter_bytes: usize,
+    /// Lenient mode: also warn about fields outside the specification
+    /// (`portability-extension-field`) and YAML flow style, anchors and tags
+    /// (`portability-yaml-style`). Off by default, so loading stays quiet about
+    /// what works here; `skills validate` turns it on. [`is_portable`] needs it on
+    /// to see every portability problem.
+    pub portability_warnings: bool,
 }
 
 impl Default for ValidationOptions {
@@ -49,6 +58,7 @@ impl Default for ValidationOptions {
             mode: Mode::Lenient,
             reserved: ReservedNames::none(),
             max_frontmatter_bytes: DEFAULT_MAX_FRONTMATTER_BYTES,
+            portability_warnings: false,
         }
     }
 }
@@ -80,6 +90,14 @@ impl ValidationOptions {
         self.mode = mode;
         self
     }
+
+    /// Turns the lenient-mode portability warnings for extension fields and YAML
+    /// style on or off (see [`portability_warnings`](Self::portability_warnings)).
+    #[must_use]
+    pub fn with_portability_warnings(mut self, on: bool) -> Self {
+        self.portability_warnings = on;
+        self
+    }
 }
 
 /// A parsed skill file: metadata and body.
@@ -90,15 +108,27 @@ pub struct SkillDocument {
     pub metadata: SkillMetadata,
     /// The Markdown body after the closing fence, trimmed.
     pub body: String,
+    /// The 1-based line of `SKILL.md` on which [`body`](Self::body) starts (for
+    /// diagnostics about the body, such as lint warnings).
+    pub body_line: u32,
 }
 
 impl SkillDocument {
-    /// A document from validated metadata and a body.
+    /// A document from validated metadata and a body (not from a file: the
+    /// body is taken to start on line 1).
     pub fn new(metadata: SkillMetadata, body: impl Into<String>) -> Self {
         Self {
             metadata,
             body: body.into(),
+            body_line: 1,
         }
+    }
+
+    /// Sets the line of the file on which the body starts.
+    #[must_use]
+    pub fn with_body_line(mut self, line: u32) -> Self {
+        self.body_line = line;
+        self
     }
 }
 
@@ -117,6 +147,31 @@ impl ParseOutcome {
     pub fn is_valid(&self) -> bool {
         !self.diagnostics.iter().any(Diagnostic::is_error)
     }
+}
+
+/// The codes of lenient-mode warnings about something strict mode or other clients
+/// reject: a skill with one of them loads here but is not portable.
+pub const PORTABILITY_CODES: &[Code] = &[
+    Code::YamlDuplicateKey,
+    Code::NameTooLong,
+    Code::NameDirMismatch,
+    Code::DescriptionTooLong,
+    Code::CompatibilityNotString,
+    Code::CompatibilityTooLong,
+    Code::PortabilityTitleAsName,
+    Code::PortabilityExtensionField,
+    Code::PortabilityYamlStyle,
+];
+
+/// `true` when `diagnostics` (of one skill) hold no error and no portability
+/// warning (see [`PORTABILITY_CODES`]): the skill is valid in strict mode too,
+/// up to the two fence and byte-order-mark cases documented in `docs/parity.md`.
+/// For lenient-mode diagnostics this holds only when they were produced with
+/// [`ValidationOptions::portability_warnings`] on.
+pub fn is_portable(diagnostics: &[Diagnostic]) -> bool {
+    !diagnostics
+        .iter()
+        .any(|d| d.is_error() || PORTABILITY_CODES.contains(&d.code))
 }
 
 /// Where the text came from, for diagnostics and the directory-name rule.
@@ -248,6 +303,9 @@ fn parse_inner(
     if out.iter().any(Diagnostic::is_error) {
         return None;
     }
+    if !strict && options.portability_warnings {
+        yaml_portability(split.frontmatter, split.frontmatter_first_line, out);
+    }
     let entries = match parsed.root {
         Some(YamlNode {
             value: YamlValue::Mapping(entries),
@@ -292,6 +350,30 @@ fn parse_inner(
         }
     }
 
+    if !strict && options.portability_warnings {
+        let unknown: Vec<&(String, YamlNode)> = entries
+            .iter()
+            .filter(|(key, _)| !SPEC_FIELDS.contains(&key.as_str()))
+            .collect();
+        if let Some((_, first)) = unknown.first() {
+            let names: Vec<String> = unknown.iter().map(|(k, _)| format!("`{k}`")).collect();
+            let (noun, verb, them) = if names.len() == 1 {
+                ("field", "is", "it")
+            } else {
+                ("fields", "are", "them")
+            };
+            out.push(
+                Diagnostic::warning(
+                    Code::PortabilityExtensionField,
+                    format!(
+                        "{noun} {} {verb} not in the specification; strict mode and other clients reject {them}: move {them} under `metadata`, or keep {them} only for agents that read {them}",
+                        names.join(", ")
+                    ),
+                )
+                .at_line(first.line),
+            );
+        }
+    }
     let name = check_name(&fields, origin, options, lax, out);
     let description = check_description(&fields, lax, out);
     let compatibility = match fields.get("compatibility") {
@@ -356,13 +438,14 @@ fn parse_inner(
         check_extensions(&fields, out)
     };
 
-    let (name, description) = (name?, description?);
+    let ((name, title), description) = (name?, description?);
     let extra: BTreeMap<String, serde_json::Value> = entries
         .iter()
         .filter(|(k, _)| !SPEC_FIELDS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.value.to_json()))
         .collect();
     let mut metadata_out = SkillMetadata::new(name, description);
+    metadata_out.title = title;
     metadata_out.license = license;
     metadata_out.compatibility = compatibility;
     metadata_out.metadata = metadata;
@@ -371,9 +454,18 @@ fn parse_inner(
     metadata_out.extensions = extensions;
     metadata_out.extra = extra;
     metadata_out.raw_frontmatter = split.frontmatter.to_owned();
+    // `split.body` is a slice of `text`: its offset gives its first line.
+    let body_offset = (split.body.as_ptr() as usize)
+        .saturating_sub(text.as_ptr() as usize)
+        .min(text.len());
+    let body_line = text
+        .get(..body_offset)
+        .map_or(0, |before| before.matches('\n').count())
+        .saturating_add(1);
     Some(SkillDocument {
         metadata: metadata_out,
         body: split.body.to_owned(),
+        body_line: u32::try_from(body_line).unwrap_or(u32::MAX),
     })
 }
 
@@ -415,7 +507,7 @@ fn check_name(
     options: &ValidationOptions,
     lax: Severity,
     out: &mut Vec<Diagnostic>,
-) -> Option<SkillName> {
+) -> Option<(SkillName, Option<String>)> {
     let Some(node) = fields.get("name") else {
         out.push(
             Diagnostic::error(
@@ -441,6 +533,32 @@ fn check_name(
         return None;
     };
     let name = name::normalize_name(raw);
+    if options.mode == Mode::Lenient
+        && let Some(folder) = title_fallback(&name, origin)
+    {
+        out.push(
+            Diagnostic::warning(
+                Code::PortabilityTitleAsName,
+                format!(
+                    "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, the folder name: set `name: {folder}`; a display title can live in `metadata`",
+                    name_problems(&name)
+                ),
+            )
+            .at_line(line),
+        );
+        if let Some(word) = options.reserved.matched(&folder) {
+            out.push(
+                Diagnostic::error(
+                    Code::NameReserved,
+                    format!("the name `{folder}` contains the reserved word `{word}`"),
+                )
+                .at_line(line),
+            );
+            return None;
+        }
+        let title = raw.trim().to_owned();
+        return SkillName::parse(&folder).ok().map(|n| (n, Some(title)));
+    }
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
         out.push(
@@ -480,10 +598,70 @@ fn check_name(
         );
     }
     if chars_ok {
-        SkillName::parse(&name).ok()
+        SkillName::parse(&name).ok().map(|n| (n, None))
     } else {
         None
     }
+}
+
+/// Lenient mode accepts YAML flow style, anchors and tags; strict mode (and the
+/// reference validator) refuse them. Reports each kind once as a portability
+/// warning. The second, strict parse runs only when the text has a character
+/// that can start one of them.
+fn yaml_portability(frontmatter: &str, first_line: u32, out: &mut Vec<Diagnostic>) {
+    if !frontmatter.contains(['[', '{', '&', '*', '!']) {
+        return;
+    }
+    let strict = frontmatter::parse_yaml(frontmatter, first_line, YamlRules { strict: true });
+    let mut seen = Vec::new();
+    for d in strict.diagnostics {
+        let what = match d.code {
+            Code::YamlFlowStyle => "flow style (`[a, b]` or `{a: b}`)",
+            Code::YamlAnchor => "anchors or aliases (`&x`, `*x`)",
+            Code::YamlTag => "tags (`!!str`)",
+            _ => continue,
+        };
+        if seen.contains(&d.code) {
+            continue;
+        }
+        seen.push(d.code);
+        let mut w = Diagnostic::warning(
+            Code::PortabilityYamlStyle,
+            format!(
+                "the frontmatter uses YAML {what}, which strict mode and the reference validator reject: write plain block YAML"
+            ),
+        );
+        w.line = d.line;
+        out.push(w);
+    }
+}
+
+/// Lenient loading of a skill whose `name` is a display title: when `name` breaks
+/// a character rule but the folder name is a valid skill name, the folder name.
+fn title_fallback(name: &str, origin: Origin<'_>) -> Option<String> {
+    if name::check_chars(name).is_empty() {
+        return None;
+    }
+    let folder = name::normalize_name_keep_space(origin.dir_name?);
+    let valid = folder.chars().count() <= MAX_NAME_CHARS
+        && name::check_chars(&folder).is_empty()
+        && folder.trim() == folder;
+    valid.then_some(folder)
+}
+
+/// The broken character rules of a name, in words.
+fn name_problems(name: &str) -> String {
+    let words: Vec<&str> = name::check_chars(name)
+        .into_iter()
+        .map(|(code, _)| match code {
+            Code::NameNotLowercase => "uppercase letters",
+            Code::NameHyphenEdge => "a hyphen at the start or end",
+            Code::NameConsecutiveHyphens => "`--`",
+            Code::NameInvalidChars => "characters other than letters, digits and hyphens",
+            _ => "nothing",
+        })
+        .collect();
+    words.join(", ")
 }
 
 fn describe(value: &YamlValue) -> &'static str {
@@ -624,7 +802,9 @@ mod tests {
     use super::*;
 
     fn codes(src: &str, dir: Option<&str>, mode: Mode) -> Vec<&'static str> {
-        let opts = ValidationOptions::default().with_mode(mode);
+        let opts = ValidationOptions::default()
+            .with_mode(mode)
+            .with_portability_warnings(true);
         parse_skill_md(
             src,
             Origin {
@@ -689,7 +869,7 @@ mod tests {
             codes(&src, Some("x"), Mode::Strict),
             vec!["name-too-long", "name-dir-mismatch", "field-unknown"]
         );
-        let opts = ValidationOptions::lenient();
+        let opts = ValidationOptions::lenient().with_portability_warnings(true);
         let out = parse_skill_md(
             &src,
             Origin {
@@ -699,7 +879,18 @@ mod tests {
             &opts,
         );
         assert!(out.is_valid());
-        assert_eq!(out.diagnostics.len(), 2);
+        assert_eq!(
+            out.diagnostics
+                .iter()
+                .map(|d| d.code.as_str())
+                .collect::<Vec<_>>(),
+            vec![
+                "name-too-long",
+                "name-dir-mismatch",
+                "portability-extension-field"
+            ]
+        );
+        assert!(!is_portable(&out.diagnostics));
         assert!(
             out.diagnostics
                 .iter()
@@ -800,8 +991,105 @@ mod tests {
         let bad = "---\nname: a\ndescription: d\ncontext: maybe\nuser-invocable: often\n---\n";
         assert_eq!(
             codes(bad, None, Mode::Lenient),
-            vec!["extension-invalid", "extension-invalid"]
+            vec![
+                "portability-extension-field",
+                "extension-invalid",
+                "extension-invalid"
+            ]
         );
+    }
+
+    #[test]
+    fn lenient_loads_a_title_under_the_folder_name() {
+        let src = "---\nname: Academic Paper Citation Network Mapper\ndescription: Maps citations.\n---\nBody\n";
+        let origin = Origin {
+            file: Some("academic-paper-citation-network-mapper/SKILL.md"),
+            dir_name: Some("academic-paper-citation-network-mapper"),
+        };
+        let out = parse_skill_md(src, origin, &ValidationOptions::lenient());
+        assert_eq!(
+            out.diagnostics
+                .iter()
+                .map(|d| d.code.as_str())
+                .collect::<Vec<_>>(),
+            vec!["portability-title-as-name"]
+        );
+        assert!(
+            out.diagnostics[0]
+                .message
+                .contains("set `name: academic-paper-citation-network-mapper`"),
+            "{}",
+            out.diagnostics[0].message
+        );
+        assert!(!is_portable(&out.diagnostics));
+        let doc = out.document.expect("loads");
+        assert_eq!(
+            doc.metadata.name.as_str(),
+            "academic-paper-citation-network-mapper"
+        );
+        assert_eq!(
+            doc.metadata.title.as_deref(),
+            Some("Academic Paper Citation Network Mapper")
+        );
+        assert_eq!(doc.body_line, 5);
+        let json = serde_json::to_value(&doc.metadata).expect("json");
+        assert_eq!(json["title"], "Academic Paper Citation Network Mapper");
+
+        // Strict mode is unchanged.
+        let strict = parse_skill_md(src, origin, &ValidationOptions::strict());
+        assert!(strict.document.is_none());
+        assert!(
+            strict
+                .diagnostics
+                .iter()
+                .any(|d| d.code == Code::NameNotLowercase)
+        );
+
+        // No fallback when the folder name is not a valid name either, or unknown.
+        for dir in [Some("Academic Paper"), None] {
+            let out = parse_skill_md(
+                src,
+                Origin {
+                    file: None,
+                    dir_name: dir,
+                },
+                &ValidationOptions::lenient(),
+            );
+            assert!(out.document.is_none(), "{dir:?}");
+        }
+        // A valid name never gets a title.
+        let ok = parse_skill_md(
+            "---\nname: pdf\ndescription: d\n---\n",
+            Origin::default(),
+            &ValidationOptions::lenient(),
+        );
+        let json = serde_json::to_value(&ok.document.expect("doc").metadata).expect("json");
+        assert!(json.get("title").is_none());
+        // The reserved-name policy applies to the folder name.
+        let reserved = parse_skill_md(
+            "---\nname: Claude Helper\ndescription: d\n---\n",
+            Origin {
+                file: None,
+                dir_name: Some("claude-helper"),
+            },
+            &ValidationOptions::lenient().with_reserved(ReservedNames::words(["claude"])),
+        );
+        assert!(reserved.document.is_none());
+    }
+
+    #[test]
+    fn lenient_flags_yaml_strict_mode_refuses() {
+        let src = "---\nname: a\ndescription: d\nmetadata: {k: v}\n---\n";
+        assert_eq!(
+            codes(src, None, Mode::Lenient),
+            vec!["portability-yaml-style"]
+        );
+        assert_eq!(codes(src, None, Mode::Strict), vec!["yaml-flow-style"]);
+        // Off by default: loading stays quiet.
+        let quiet = parse_skill_md(src, Origin::default(), &ValidationOptions::lenient());
+        assert!(quiet.diagnostics.is_empty(), "{:?}", quiet.diagnostics);
+        let plain = "---\nname: a\ndescription: 'd [x] & *y*!'\n---\n";
+        assert!(codes(plain, None, Mode::Lenient).is_empty());
     }
 
     #[test]

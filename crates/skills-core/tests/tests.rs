@@ -11,6 +11,7 @@ mod it {
     mod diagnostics_snapshots;
     mod docs;
     mod layered;
+    mod lint;
     mod props;
     mod search;
     mod support;

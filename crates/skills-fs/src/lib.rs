@@ -26,6 +26,7 @@
 
 pub mod cache;
 pub mod discover;
+pub mod lint;
 pub mod options;
 pub mod provider;
 pub mod read;
@@ -38,6 +39,7 @@ pub mod vfs;
 pub use cache::ManualClock;
 pub use cache::{Clock, FsEnv, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery, discover, find_skill_md, load_skill_dir};
+pub use lint::{lint_skill_dir, resource_facts};
 pub use options::FsOptions;
 pub use provider::{FsProvider, load_skill};
 pub use read::{list_resources, read_resource};

@@ -14,6 +14,7 @@ mod it {
     mod async_runtime;
     mod discovery;
     mod docs;
+    mod lint;
     mod listing;
     mod paths;
     mod provider;

@@ -58,6 +58,8 @@ pub fn words(rng: &mut Lcg, vocabulary: &[&str], len: usize) -> String {
     out
 }
 
+pub mod marketplace;
+
 #[cfg(test)]
 mod tests {
     use super::*;
