@@ -19,6 +19,7 @@ mod engine {
     mod isolation;
     mod lifetimes;
     mod materialization;
+    mod prompt_safety;
     mod profiles;
     mod resume;
     mod review_fixes;
