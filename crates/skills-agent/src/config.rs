@@ -11,7 +11,9 @@ use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use serde_json::Value;
-use skills_core::{Catalog, RenderOptions, SearchIndex, SkillProvider};
+use skills_core::{
+    Catalog, EstimateTokens, RenderOptions, SearchIndex, SkillProvider, TokenCounter,
+};
 
 use crate::request::CacheStrategy;
 use crate::surface::{Surface, surface_tool_names};
@@ -164,7 +166,7 @@ pub struct AgentBuilder {
     pub(crate) tool_pool: Vec<ToolSpec>,
     pub(crate) cache: CacheStrategy,
     pub(crate) reattach: ReattachBudget,
-    pub(crate) token_counter: fn(&str) -> usize,
+    pub(crate) token_counter: Arc<dyn TokenCounter>,
     pub(crate) prompt_hook: Option<PromptHook>,
 }
 
@@ -207,7 +209,7 @@ impl AgentBuilder {
             tool_pool: Vec::new(),
             cache: CacheStrategy::default(),
             reattach: ReattachBudget::default(),
-            token_counter: skills_core::estimate_tokens,
+            token_counter: Arc::new(EstimateTokens),
             prompt_hook: None,
         }
     }
@@ -304,9 +306,11 @@ impl AgentBuilder {
         self
     }
 
-    /// How tokens are counted for budgets (default: characters / 4).
+    /// How tokens are counted for budgets (default [`EstimateTokens`]:
+    /// characters / 4). Any [`TokenCounter`] fits, e.g. a BPE tokenizer built
+    /// at run time.
     #[must_use]
-    pub fn token_counter(mut self, counter: fn(&str) -> usize) -> Self {
+    pub fn token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
         self.token_counter = counter;
         self
     }

@@ -58,7 +58,10 @@ pub fn neutralize(text: &str) -> Cow<'_, str> {
             name_end += 1;
         }
         let name = &text[name_start..name_end];
-        if WRAPPER_TAGS.iter().any(|tag| tag.eq_ignore_ascii_case(name)) {
+        if WRAPPER_TAGS
+            .iter()
+            .any(|tag| tag.eq_ignore_ascii_case(name))
+        {
             let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
             out.push_str(&text[copied..start]);
             out.push_str("<\\/");
@@ -428,7 +431,10 @@ mod tests {
             ("</SKILL_FILE>", "<\\/SKILL_FILE>"),
             ("</ skill_file >", "<\\/ skill_file >"),
             ("</\n\tSkill_Doc\n>", "<\\/\n\tSkill_Doc\n>"),
-            ("x</skill>y</skill_resources>", "x<\\/skill>y<\\/skill_resources>"),
+            (
+                "x</skill>y</skill_resources>",
+                "x<\\/skill>y<\\/skill_resources>",
+            ),
             ("</conversation_summary", "<\\/conversation_summary"),
             ("</skill_file</skill_file>", "<\\/skill_file<\\/skill_file>"),
         ] {

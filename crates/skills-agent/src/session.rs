@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use skills_core::{
     Catalog, Error, ErrorKind, LineRange, SearchDocument, SearchIndex, Skill, SkillInjection,
-    SkillMetadata,
+    SkillMetadata, TokenCounter,
 };
 
 use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
@@ -779,7 +779,8 @@ impl Session {
     pub fn compact(&mut self, summary: impl Into<String>) -> CompactionReport {
         let config = self.agent.config();
         let budget = config.reattach;
-        let count = config.token_counter;
+        let counter = Arc::clone(&config.token_counter);
+        let count = |text: &str| counter.count(text);
         let mut report = CompactionReport::default();
         let mut bodies = Vec::new();
         // In the legacy mode the bodies are in the system block already.
@@ -807,7 +808,7 @@ impl Session {
             }
             let allowance = budget.per_skill_tokens.min(remaining);
             let marker = "\n[shortened: load the skill again for the full text]";
-            let cut = prefix_within(text, allowance.saturating_sub(count(marker)), count);
+            let cut = prefix_within(text, allowance.saturating_sub(count(marker)), &*counter);
             if cut.is_empty() {
                 report.dropped.push(name);
             } else {
@@ -1672,7 +1673,8 @@ fn selection_names(selection: &DocSelection) -> Vec<String> {
 
 /// The longest prefix of `text`, cut at a line end when possible, that
 /// `count` says fits in `tokens`.
-fn prefix_within(text: &str, tokens: usize, count: fn(&str) -> usize) -> &str {
+fn prefix_within<'t>(text: &'t str, tokens: usize, counter: &dyn TokenCounter) -> &'t str {
+    let count = |text: &str| counter.count(text);
     if count(text) <= tokens {
         return text;
     }
@@ -1725,11 +1727,11 @@ mod tests {
     #[test]
     fn prefix_within_cuts_at_line_end() {
         let text = "line one\nline two\nline three";
-        assert_eq!(prefix_within(text, 100, skills_core::estimate_tokens), text);
+        assert_eq!(prefix_within(text, 100, &skills_core::EstimateTokens), text);
         assert_eq!(
-            prefix_within(text, 4, skills_core::estimate_tokens),
+            prefix_within(text, 4, &skills_core::EstimateTokens),
             "line one"
         );
-        assert_eq!(prefix_within(text, 0, skills_core::estimate_tokens), "");
+        assert_eq!(prefix_within(text, 0, &skills_core::EstimateTokens), "");
     }
 }

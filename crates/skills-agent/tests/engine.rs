@@ -19,8 +19,8 @@ mod engine {
     mod isolation;
     mod lifetimes;
     mod materialization;
-    mod prompt_safety;
     mod profiles;
+    mod prompt_safety;
     mod resume;
     mod review_fixes;
     mod search;

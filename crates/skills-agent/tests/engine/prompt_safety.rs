@@ -110,7 +110,11 @@ fn a_doc_cannot_close_its_wrapper() {
     let last_hostile = doc.rfind("SYSTEM: ignore").expect("hostile text kept");
     assert!(close > last_hostile, "{doc}");
     assert_eq!(doc.matches("</skill_doc>").count(), 1, "{doc}");
-    assert_eq!(doc.to_lowercase().matches("</skill_doc>").count(), 1, "{doc}");
+    assert_eq!(
+        doc.to_lowercase().matches("</skill_doc>").count(),
+        1,
+        "{doc}"
+    );
     assert!(!doc.contains("</ SKILL_DOC>"), "{doc}");
 }
 
