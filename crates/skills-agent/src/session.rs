@@ -19,8 +19,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skills_core::{
-    Catalog, Error, ErrorKind, LineRange, SearchDocument, SearchIndex, Skill, SkillInjection,
-    SkillMetadata, TokenCounter,
+    Catalog, Error, ErrorKind, LineRange, SearchIndex, Skill, SkillInjection, SkillMetadata,
+    TokenCounter,
 };
 
 use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
@@ -51,8 +51,6 @@ const MAX_DOCS_PER_CALL: usize = 32;
 const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
 /// Most search results.
 const MAX_SEARCH_LIMIT: usize = 20;
-/// Most bytes of one reference read into the search index.
-const SEARCH_REFERENCE_BYTES: usize = 64 * 1024;
 
 /// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -180,6 +178,9 @@ pub struct Session {
     skills_on: bool,
     /// Transcript index of the last message of the previous request.
     previous_last: Option<usize>,
+    /// The search cache's mark taken just before the session last listed the
+    /// provider: a search needs a library check newer than it.
+    listed_at: u64,
 }
 
 impl Agent {
@@ -188,8 +189,9 @@ impl Agent {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn start_session(&self) -> Result<Session, Error> {
+        let listed_at = self.search_cache().mark();
         let catalog = self.list().await?;
-        Ok(Session::new(self.clone(), catalog, Vec::new()))
+        Ok(Session::new(self.clone(), catalog, Vec::new(), listed_at))
     }
 
     /// Resumes a session from its transcript and the catalog it pinned when it
@@ -205,8 +207,10 @@ impl Agent {
         pinned: Catalog,
         transcript: Vec<Message>,
     ) -> Result<Session, Error> {
-        let mut session = Session::new(self.clone(), pinned, transcript);
-        session.current = self.list().await?;
+        let listed_at = self.search_cache().mark();
+        let current = self.list().await?;
+        let mut session = Session::new(self.clone(), pinned, transcript, listed_at);
+        session.current = current;
         let loaded: Vec<String> = session.state.in_use_order().map(str::to_owned).collect();
         for name in loaded {
             if let Ok(skill) = self.provider().get(&name).await {
@@ -219,7 +223,7 @@ impl Agent {
 }
 
 impl Session {
-    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>) -> Self {
+    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>, listed_at: u64) -> Self {
         let config = agent.config();
         let catalog_text = match &config.catalog {
             CatalogMode::InPrompt(options) => {
@@ -293,6 +297,7 @@ impl Session {
             pending_release: Vec::new(),
             skills_on,
             previous_last,
+            listed_at,
         }
     }
 
@@ -485,7 +490,9 @@ impl Session {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn refresh_catalog(&mut self) -> Result<Option<CatalogDelta>, Error> {
+        let listed_at = self.agent.search_cache().mark();
         let latest = self.agent.provider().list().await?;
+        self.listed_at = listed_at;
         let now: BTreeMap<String, String> = visible(&latest)
             .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
             .collect();
@@ -1466,7 +1473,7 @@ impl Session {
             ));
         }
         let limit = args.limit.unwrap_or(5).clamp(1, MAX_SEARCH_LIMIT);
-        let index = self.search_index().await?;
+        let index = self.search_index().await;
         let hits: Vec<(String, String, f64)> = index
             .search(&args.query, limit)
             .into_iter()
@@ -1481,49 +1488,13 @@ impl Session {
         Ok(Message::tool_result(&call.id, &call.name, text))
     }
 
-    /// The search index for the current catalog, built on first use and
-    /// shared by the agent's sessions.
-    async fn search_index(&self) -> Result<Arc<SearchIndex>, ToolError> {
-        let fingerprint = self.current.fingerprint();
-        if let Ok(guard) = self.agent.inner.search_index.lock()
-            && let Some((fp, index)) = guard.as_ref()
-            && *fp == fingerprint
-        {
-            return Ok(Arc::clone(index));
-        }
-        let provider = self.agent.provider();
-        let mut documents = Vec::new();
-        for meta in self.current.entries() {
-            let document = match provider.get(meta.name.as_str()).await {
-                Ok(skill) => {
-                    let mut document = SearchDocument::from_skill(&skill);
-                    for doc in skills_core::list_docs(&skill) {
-                        if let Ok(content) = provider
-                            .read_resource(skill.name(), doc.as_str(), None)
-                            .await
-                        {
-                            let mut text = content.text;
-                            if text.len() > SEARCH_REFERENCE_BYTES {
-                                let mut cut = SEARCH_REFERENCE_BYTES;
-                                while !text.is_char_boundary(cut) {
-                                    cut -= 1;
-                                }
-                                text.truncate(cut);
-                            }
-                            document = document.with_reference(doc.as_str(), text);
-                        }
-                    }
-                    document
-                }
-                Err(_) => SearchDocument::from_metadata(meta),
-            };
-            documents.push(document);
-        }
-        let index = Arc::new(SearchIndex::build(documents));
-        if let Ok(mut guard) = self.agent.inner.search_index.lock() {
-            *guard = Some((fingerprint, Arc::clone(&index)));
-        }
-        Ok(index)
+    /// The search index for the current catalog as of the session's last
+    /// look at the library (see [`crate::search`]).
+    async fn search_index(&self) -> Arc<SearchIndex> {
+        let cache = Arc::clone(self.agent.search_cache());
+        cache
+            .index(self.agent.provider(), &self.current, self.listed_at)
+            .await
     }
 }
 

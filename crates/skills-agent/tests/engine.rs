@@ -24,5 +24,6 @@ mod engine {
     mod resume;
     mod review_fixes;
     mod search;
+    mod search_index;
     mod support;
 }
