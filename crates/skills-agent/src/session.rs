@@ -22,6 +22,8 @@ use skills_core::{
     Catalog, Error, ErrorKind, LineRange, SearchIndex, Skill, SkillInjection, SkillMetadata,
     TokenCounter,
 };
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
 use crate::mention::mentions;
@@ -189,9 +191,16 @@ impl Agent {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn start_session(&self) -> Result<Session, Error> {
-        let listed_at = self.search_cache().mark();
-        let catalog = self.list().await?;
-        Ok(Session::new(self.clone(), catalog, Vec::new(), listed_at))
+        let span =
+            tracing::debug_span!("skills.start_session", agent = %self.name(), skills = Empty);
+        async {
+            let listed_at = self.search_cache().mark();
+            let catalog = self.list().await?;
+            tracing::Span::current().record("skills", catalog.len());
+            Ok(Session::new(self.clone(), catalog, Vec::new(), listed_at))
+        }
+        .instrument(span)
+        .await
     }
 
     /// Resumes a session from its transcript and the catalog it pinned when it
@@ -490,6 +499,21 @@ impl Session {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn refresh_catalog(&mut self) -> Result<Option<CatalogDelta>, Error> {
+        let span = tracing::debug_span!(
+            "skills.refresh_catalog",
+            agent = %self.agent.name(),
+            skills = Empty,
+            changed = Empty,
+        );
+        let result = self.refresh_catalog_inner().instrument(span.clone()).await;
+        if let Ok(delta) = &result {
+            span.record("skills", self.current.len());
+            span.record("changed", delta.is_some());
+        }
+        result
+    }
+
+    async fn refresh_catalog_inner(&mut self) -> Result<Option<CatalogDelta>, Error> {
         let listed_at = self.agent.search_cache().mark();
         let latest = self.agent.provider().list().await?;
         self.listed_at = listed_at;
@@ -668,6 +692,32 @@ impl Session {
     /// stable one first), tools sorted by name, the transcript view, and the
     /// cache breakpoints of the agent's strategy (F-AGT-2).
     pub fn build_request(&mut self) -> ModelRequest {
+        let span = tracing::debug_span!(
+            "skills.build_request",
+            agent = %self.agent.name(),
+            messages = Empty,
+            tools = Empty,
+            system_blocks = Empty,
+            bytes = Empty,
+        );
+        let _entered = span.enter();
+        let request = self.build_request_inner();
+        if !span.is_disabled() {
+            let bytes = request.system.iter().map(|b| b.text.len()).sum::<usize>()
+                + request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.len())
+                    .sum::<usize>();
+            span.record("messages", request.messages.len());
+            span.record("tools", request.tools.len());
+            span.record("system_blocks", request.system.len());
+            span.record("bytes", bytes);
+        }
+        request
+    }
+
+    fn build_request_inner(&mut self) -> ModelRequest {
         if self.agent.config().lifetime == Lifetime::Once {
             // A `once` load counts for the requests up to the model's first
             // answer after it (and that answer's tool calls); from the next
@@ -784,6 +834,24 @@ impl Session {
     /// released (a new load returns them whole); bodies over the total are
     /// dropped and released. Nothing before the summary is deleted.
     pub fn compact(&mut self, summary: impl Into<String>) -> CompactionReport {
+        let span = tracing::debug_span!(
+            "skills.compact",
+            agent = %self.agent.name(),
+            reattached = Empty,
+            truncated = Empty,
+            dropped = Empty,
+            tokens = Empty,
+        );
+        let _entered = span.enter();
+        let report = self.compact_inner(summary.into());
+        span.record("reattached", report.reattached.len());
+        span.record("truncated", report.truncated.len());
+        span.record("dropped", report.dropped.len());
+        span.record("tokens", report.tokens);
+        report
+    }
+
+    fn compact_inner(&mut self, summary: String) -> CompactionReport {
         let config = self.agent.config();
         let budget = config.reattach;
         let counter = Arc::clone(&config.token_counter);
@@ -833,7 +901,7 @@ impl Session {
             .filter(|name| self.state.docs(name).is_some())
             .map(str::to_owned)
             .collect();
-        let summary_message = Message::system(render::compaction_summary(&summary.into()))
+        let summary_message = Message::system(render::compaction_summary(&summary))
             .with_metadata(COMPACTION_KEY, Value::Bool(true));
         self.push(summary_message);
         // The deltas announced so far are now out of view, while the prompt
@@ -885,12 +953,43 @@ impl Session {
     /// exposes, or an unknown tool, gets an error result that says what is
     /// available. Never panics on any argument value.
     pub async fn handle_tool_call(&mut self, call: &ToolCall) -> Dispatch {
+        let span = tracing::debug_span!(
+            "skills.tool_call",
+            agent = %self.agent.name(),
+            tool = %clip(&call.name),
+            call_id = %clip(&call.id),
+            dispatch = Empty,
+            is_error = Empty,
+            bytes = Empty,
+        );
+        let dispatch = self.dispatch(call).instrument(span.clone()).await;
+        match &dispatch {
+            Dispatch::Handled(message) => {
+                span.record("dispatch", "handled");
+                span.record("is_error", message.is_error);
+                span.record("bytes", message.content.len());
+            }
+            Dispatch::External => {
+                span.record("dispatch", "external");
+            }
+        }
+        dispatch
+    }
+
+    async fn dispatch(&mut self, call: &ToolCall) -> Dispatch {
         let surface = self.agent.surface().clone();
         if let Some(op) = surface.operation(&call.name, self.agent.has_search()) {
             let outcome = self.run_operation(&surface, op, call).await;
             let message = match outcome {
                 Ok(message) => message,
-                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+                Err(err) => {
+                    tracing::debug!(
+                        tool = %clip(&call.name),
+                        kind = err.kind().as_str(),
+                        "skill tool call refused"
+                    );
+                    Message::tool_error(&call.id, &call.name, format!("Error: {err}"))
+                }
             };
             self.push(message.clone());
             return Dispatch::Handled(message);
@@ -961,6 +1060,59 @@ impl Session {
         op: Operation,
         call: &ToolCall,
     ) -> Result<Message, ToolError> {
+        let span = match op {
+            Operation::List => tracing::debug_span!("skills.list", bytes = Empty),
+            Operation::Load => {
+                tracing::debug_span!("skills.load", skill = Empty, docs = Empty, bytes = Empty)
+            }
+            Operation::Read => {
+                tracing::debug_span!(
+                    "skills.read_file",
+                    skill = Empty,
+                    path = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListDocs => {
+                tracing::debug_span!("skills.list_docs", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectDocs => {
+                tracing::debug_span!(
+                    "skills.select_docs",
+                    skill = Empty,
+                    docs = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListTools => {
+                tracing::debug_span!("skills.list_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectTools => {
+                tracing::debug_span!("skills.select_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::Search => tracing::debug_span!(
+                "skills.search",
+                query_bytes = Empty,
+                hits = Empty,
+                bytes = Empty
+            ),
+        };
+        let result = self
+            .operation(surface, op, call)
+            .instrument(span.clone())
+            .await;
+        if let Ok(message) = &result {
+            span.record("bytes", message.content.len());
+        }
+        result
+    }
+
+    async fn operation(
+        &mut self,
+        surface: &Surface,
+        op: Operation,
+        call: &ToolCall,
+    ) -> Result<Message, ToolError> {
         let expected = expected_args(surface, op);
         let tool = call.name.as_str();
         match op {
@@ -995,6 +1147,7 @@ impl Session {
             Operation::ListDocs => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let skill = self.fetch(&a.skill, false).await?;
+                record("skill", skill.name());
                 let selection = self.state.docs(skill.name());
                 let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
                     .into_iter()
@@ -1016,6 +1169,7 @@ impl Session {
             Operation::ListTools => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let meta = self.meta(&a.skill, false)?;
+                record("skill", meta.name.as_str());
                 let pool = self.pool_names();
                 let selected = self.state.selected_tools(meta.name.as_str());
                 let loaded = self.is_loaded(meta.name.as_str());
@@ -1165,6 +1319,7 @@ impl Session {
         }
         let skill = self.fetch(name, !self.is_loaded(name)).await?;
         let name = skill.name().to_owned();
+        record("skill", &name);
         let read_tool = self.agent.surface().read_tool();
         let mut parts = Vec::new();
         let mut message_meta: Option<Value> = None;
@@ -1186,6 +1341,7 @@ impl Session {
             };
             let previous = self.state.docs(&name).cloned();
             let new_docs = docs_to_deliver(&skill, previous.as_ref(), &selection);
+            tracing::Span::current().record("docs", new_docs.len());
             parts.extend(self.deliver_docs(&name, &new_docs).await?);
             let merged = merge_selection(previous, selection, SelectMode::Add);
             if already {
@@ -1316,6 +1472,8 @@ impl Session {
     ) -> Result<Message, ToolError> {
         let meta = self.meta(&args.skill, false)?;
         let name = meta.name.as_str().to_owned();
+        record("skill", &name);
+        record("path", &clip(&args.path));
         if args.path.len() > MAX_NAME_LEN * 4 {
             return Err(ToolError::new(
                 ToolErrorKind::Resource,
@@ -1379,6 +1537,7 @@ impl Session {
         args: SelectDocsArgs,
     ) -> Result<Message, ToolError> {
         let (_, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
         let skill = self.fetch(&name, false).await?;
         let mode = args.mode.unwrap_or_default();
         let previous = self.state.docs(&name).cloned();
@@ -1393,6 +1552,7 @@ impl Session {
         } else {
             docs_to_deliver(&skill, previous.as_ref(), &requested)
         };
+        tracing::Span::current().record("docs", new_docs.len());
         let mut parts = self.deliver_docs(&name, &new_docs).await?;
         let names = selection_names(&merged);
         let summary = if names.is_empty() {
@@ -1419,6 +1579,7 @@ impl Session {
         args: SelectToolsArgs,
     ) -> Result<Message, ToolError> {
         let (meta, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
         let pool = self.pool_names();
         let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
         if let Some(unknown) = requested.iter().find(|t| !pool.contains(t.as_str())) {
@@ -1472,6 +1633,7 @@ impl Session {
                 ),
             ));
         }
+        tracing::Span::current().record("query_bytes", args.query.len());
         let limit = args.limit.unwrap_or(5).clamp(1, MAX_SEARCH_LIMIT);
         let index = self.search_index().await;
         let hits: Vec<(String, String, f64)> = index
@@ -1484,6 +1646,7 @@ impl Session {
                     .map(|m| (hit.name.clone(), m.description.clone(), hit.score))
             })
             .collect();
+        tracing::Span::current().record("hits", hits.len());
         let text = render::search_results(&args.query, &hits, self.agent.surface().load_tool());
         Ok(Message::tool_result(&call.id, &call.name, text))
     }
@@ -1496,6 +1659,11 @@ impl Session {
             .index(self.agent.provider(), &self.current, self.listed_at)
             .await
     }
+}
+
+/// Records `value` in the current span's `field` (a no-op without one).
+fn record(field: &str, value: &str) {
+    tracing::Span::current().record(field, value);
 }
 
 fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {

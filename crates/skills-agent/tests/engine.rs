@@ -26,4 +26,5 @@ mod engine {
     mod search;
     mod search_index;
     mod support;
+    mod tracing_spans;
 }
