@@ -76,8 +76,8 @@ fn capture(run: impl FnOnce()) -> Vec<Closed> {
     let collect = Collect::default();
     let subscriber = tracing_subscriber::registry().with(collect.clone());
     tracing::subscriber::with_default(subscriber, run);
-    let spans = collect.0.lock().expect("not poisoned").clone();
-    spans
+    let spans = collect.0.lock().expect("not poisoned");
+    spans.clone()
 }
 
 fn find<'a>(spans: &'a [Closed], name: &str) -> &'a Closed {
