@@ -178,8 +178,13 @@ pub struct Session {
     /// Whether the skill tools are offered (sticky: once on, never off, so
     /// the tool list does not move).
     skills_on: bool,
-    /// Transcript index of the last message of the previous request.
+    /// Transcript index of the last message of the request before the one
+    /// being built (where the "previous request" breakpoint goes).
     previous_last: Option<usize>,
+    /// Transcript index of the last message of the latest request built. A
+    /// build with nothing appended since is the same request again: it gives
+    /// the same bytes and does not move `previous_last`.
+    last_built: Option<usize>,
     /// The search cache's mark taken just before the session last listed the
     /// provider: a search needs a library check newer than it.
     listed_at: u64,
@@ -305,7 +310,8 @@ impl Session {
             history_limit: None,
             pending_release: Vec::new(),
             skills_on,
-            previous_last,
+            previous_last: None,
+            last_built: previous_last,
             listed_at,
         }
     }
@@ -691,6 +697,9 @@ impl Session {
     /// Builds the next request (F-AGT-1): at most two system blocks (the
     /// stable one first), tools sorted by name, the transcript view, and the
     /// cache breakpoints of the agent's strategy (F-AGT-2).
+    ///
+    /// Building again with nothing appended in between gives the same request,
+    /// byte for byte (a retry after a failed model call, say).
     pub fn build_request(&mut self) -> ModelRequest {
         let span = tracing::debug_span!(
             "skills.build_request",
@@ -759,9 +768,13 @@ impl Session {
             messages,
             cache_breakpoints: Vec::new(),
         };
+        let last = self.transcript.len().checked_sub(1);
+        if last != self.last_built {
+            self.previous_last = self.last_built;
+            self.last_built = last;
+        }
         let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
         request.place_breakpoints(self.agent.config().cache, previous);
-        self.previous_last = self.transcript.len().checked_sub(1);
         request
     }
 
