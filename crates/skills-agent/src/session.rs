@@ -1302,12 +1302,16 @@ impl Session {
         }
     }
 
-    async fn fetch(&self, name: &str, for_load: bool) -> Result<Skill, ToolError> {
+    /// The skill `name` (works whether the provider hands out `Skill` or
+    /// `Arc<Skill>`; for the latter the conversion is the identity).
+    #[allow(clippy::useless_conversion)]
+    async fn fetch(&self, name: &str, for_load: bool) -> Result<Arc<Skill>, ToolError> {
         let meta = self.meta(name, for_load)?;
         self.agent
             .provider()
             .get(meta.name.as_str())
             .await
+            .map(Into::into)
             .map_err(|err| provider_error(&err, &self.available_hint()))
     }
 
