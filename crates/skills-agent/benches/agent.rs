@@ -1,5 +1,7 @@
 //! Benchmarks for the request path of `skills-agent`: building a request for a
-//! long session, and handling a `load_skill` call.
+//! long session, handling a `load_skill` call, and `search_skills` (the first
+//! search that checks the library and builds the index, a later session's
+//! search that checks but reuses the index, and a search on a checked index).
 //!
 //! Run: `cargo bench -p skills-agent --bench agent -- --warm-up-time 1 --measurement-time 3`.
 //!
@@ -168,5 +170,64 @@ fn load_skill(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, build_request, load_skill);
+fn search(c: &mut Criterion) {
+    let call = ToolCall::new(
+        "call_1",
+        "search_skills",
+        json!({"query": "rollback migration locks"}),
+    );
+    let search_agent = |cache: Option<Arc<skills_agent::SearchCache>>| {
+        let provider = Arc::new(InCodeProvider::new(skills()).expect("distinct names"));
+        let mut builder = Agent::builder("bench", provider).search(true);
+        if let Some(cache) = cache {
+            builder = builder.search_cache(cache);
+        }
+        builder.build().expect("valid agent")
+    };
+    let run = |session: &mut Session| {
+        let Dispatch::Handled(message) = pollster::block_on(session.handle_tool_call(&call)) else {
+            panic!("search is a skill tool");
+        };
+        assert!(message.content.contains("<skill name="));
+    };
+
+    let mut group = c.benchmark_group("search_skills_50_skills");
+    // A fresh cache every time: fetch every skill, read every doc, build.
+    group.bench_function("first_search_builds", |b| {
+        b.iter_batched(
+            || {
+                let agent = search_agent(None);
+                pollster::block_on(agent.start_session()).expect("session")
+            },
+            |mut session| {
+                run(&mut session);
+                session
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    // A new session over a warm cache: fetch every skill to check, no build.
+    let warm = search_agent(None);
+    run(&mut pollster::block_on(warm.start_session()).expect("session"));
+    group.bench_function("new_session_checks_reuses_index", |b| {
+        b.iter_batched(
+            || pollster::block_on(warm.start_session()).expect("session"),
+            |mut session| {
+                run(&mut session);
+                session
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    // The same session again: no fetch at all.
+    let mut checked = pollster::block_on(warm.start_session()).expect("session");
+    run(&mut checked);
+    group.bench_function("checked_session", |b| {
+        b.iter(|| run(black_box(&mut checked)));
+    });
+    group.finish();
+    assert_eq!(warm.search_cache().builds(), 1);
+}
+
+criterion_group!(benches, build_request, load_skill, search);
 criterion_main!(benches);

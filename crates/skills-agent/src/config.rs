@@ -7,13 +7,14 @@
 
 use std::collections::BTreeSet;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use skills_core::{Catalog, RenderOptions, SearchIndex, SkillProvider};
+use skills_core::{Catalog, EstimateTokens, RenderOptions, SkillProvider, TokenCounter};
 
 use crate::request::CacheStrategy;
+use crate::search::SearchCache;
 use crate::surface::{Surface, surface_tool_names};
 use crate::tool::{ToolError, ToolSpec, is_valid_tool_name};
 
@@ -164,8 +165,9 @@ pub struct AgentBuilder {
     pub(crate) tool_pool: Vec<ToolSpec>,
     pub(crate) cache: CacheStrategy,
     pub(crate) reattach: ReattachBudget,
-    pub(crate) token_counter: fn(&str) -> usize,
+    pub(crate) token_counter: Arc<dyn TokenCounter>,
     pub(crate) prompt_hook: Option<PromptHook>,
+    pub(crate) search_cache: Option<Arc<SearchCache>>,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -207,8 +209,9 @@ impl AgentBuilder {
             tool_pool: Vec::new(),
             cache: CacheStrategy::default(),
             reattach: ReattachBudget::default(),
-            token_counter: skills_core::estimate_tokens,
+            token_counter: Arc::new(EstimateTokens),
             prompt_hook: None,
+            search_cache: None,
         }
     }
 
@@ -304,9 +307,11 @@ impl AgentBuilder {
         self
     }
 
-    /// How tokens are counted for budgets (default: characters / 4).
+    /// How tokens are counted for budgets (default [`EstimateTokens`]:
+    /// characters / 4). Any [`TokenCounter`] fits, e.g. a BPE tokenizer built
+    /// at run time.
     #[must_use]
-    pub fn token_counter(mut self, counter: fn(&str) -> usize) -> Self {
+    pub fn token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
         self.token_counter = counter;
         self
     }
@@ -316,6 +321,16 @@ impl AgentBuilder {
     #[must_use]
     pub fn prompt_hook(mut self, hook: PromptHook) -> Self {
         self.prompt_hook = Some(hook);
+        self
+    }
+
+    /// The cache of search indexes to use (default: one of the agent's own,
+    /// shared by its sessions). Pass one `Arc` to several agents over the same
+    /// provider – the per-request agents of a server, say – and they share one
+    /// index per library version.
+    #[must_use]
+    pub fn search_cache(mut self, cache: Arc<SearchCache>) -> Self {
+        self.search_cache = Some(cache);
         self
     }
 
@@ -379,12 +394,13 @@ impl AgentBuilder {
                 }
             }
         }
+        let search_cache = self.search_cache.clone().unwrap_or_default();
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 config: self,
                 executor_tools,
                 search,
-                search_index: Mutex::new(None),
+                search_cache,
             }),
         })
     }
@@ -394,8 +410,9 @@ pub(crate) struct AgentInner {
     pub(crate) config: AgentBuilder,
     pub(crate) executor_tools: Vec<ToolSpec>,
     pub(crate) search: bool,
-    /// The search index and the catalog fingerprint it was built for.
-    pub(crate) search_index: Mutex<Option<(u64, Arc<SearchIndex>)>>,
+    /// The search indexes (shared by the sessions, and by other agents when
+    /// configured so).
+    pub(crate) search_cache: Arc<SearchCache>,
 }
 
 /// A configured agent: cheap to clone, shared by all its sessions.
@@ -436,6 +453,11 @@ impl Agent {
     /// Whether `search_skills` is offered.
     pub fn has_search(&self) -> bool {
         self.inner.search
+    }
+
+    /// The cache of search indexes this agent uses.
+    pub fn search_cache(&self) -> &Arc<SearchCache> {
+        &self.inner.search_cache
     }
 
     /// The names of the skill tools this agent reserves.

@@ -40,6 +40,7 @@ pub mod mention;
 pub mod message;
 pub mod render;
 pub mod request;
+pub mod search;
 pub mod session;
 pub mod state;
 pub mod surface;
@@ -52,6 +53,7 @@ pub use config::{
 };
 pub use message::{Message, Role, ToolCall};
 pub use request::{CacheBreakpoint, CacheStrategy, ModelRequest, SystemBlock};
+pub use search::SearchCache;
 pub use session::{CatalogDelta, CompactionReport, Dispatch, Event, ReleaseReason, Session};
 pub use state::{DocSelection, LoadState};
 pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};

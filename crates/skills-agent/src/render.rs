@@ -2,11 +2,80 @@
 //!
 //! Every function here is pure and deterministic (lists are sorted or follow
 //! the transcript order), so tool results are byte-stable and snapshot-tested.
+//!
+//! # Wrappers and their closing tags
+//! Text the engine does not control (skill bodies, files, docs, compaction
+//! summaries) is framed by wrapper tags such as `<skill_file …>` and
+//! `</skill_file>`. Such text could contain a closing tag of its own and end the
+//! frame early, so that what follows it no longer reads as data. [`neutralize`]
+//! defuses every closing tag of a wrapper this module writes (in any case, with
+//! whitespace after `</` or before `>`) by writing `<\/` for its `</`. The
+//! rewrite is deterministic, so results stay byte-stable.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use skills_core::catalog::escape_xml;
 use skills_core::{ResourceContent, Skill};
+
+/// The tags this module wraps text in. A closing tag with one of these names
+/// inside wrapped text is neutralized.
+pub const WRAPPER_TAGS: &[&str] = &[
+    "available_skills",
+    "conversation_summary",
+    "search_results",
+    "skill",
+    "skill_doc",
+    "skill_docs",
+    "skill_file",
+    "skill_resources",
+    "skill_tools",
+    "skills_update",
+];
+
+/// `text` with every closing tag of a [wrapper](WRAPPER_TAGS) defused:
+/// `</skill_file>`, `</SKILL_FILE>`, `</ skill_file >` and `</skill_file` at the
+/// end of the text become `<\/skill_file>` and so on (only the `</` changes).
+/// Closing tags of other names and all other text are left alone. Borrowed
+/// when nothing needs changing.
+pub fn neutralize(text: &str) -> Cow<'_, str> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(offset) = text[at..].find("</") {
+        let start = at + offset;
+        at = start + 2;
+        let mut name_start = at;
+        while bytes.get(name_start).is_some_and(u8::is_ascii_whitespace) {
+            name_start += 1;
+        }
+        let mut name_end = name_start;
+        while bytes
+            .get(name_end)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.'))
+        {
+            name_end += 1;
+        }
+        let name = &text[name_start..name_end];
+        if WRAPPER_TAGS
+            .iter()
+            .any(|tag| tag.eq_ignore_ascii_case(name))
+        {
+            let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 16));
+            out.push_str(&text[copied..start]);
+            out.push_str("<\\/");
+            copied = start + 2;
+        }
+    }
+    match out {
+        None => Cow::Borrowed(text),
+        Some(mut out) => {
+            out.push_str(&text[copied..]);
+            Cow::Owned(out)
+        }
+    }
+}
 
 fn attr(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -19,7 +88,7 @@ fn attr(text: &str) -> String {
 pub fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
     let name = attr(skill.name());
     let mut out = format!("<skill name=\"{name}\">\n");
-    out.push_str(skill.body.trim_end_matches(['\n', '\r']));
+    out.push_str(&neutralize(skill.body.trim_end_matches(['\n', '\r'])));
     out.push_str("\n</skill>");
     let paths = skill.resources.paths();
     if !paths.is_empty() {
@@ -111,7 +180,7 @@ pub fn skill_file(skill: &str, content: &ResourceContent) -> String {
         content.last_line,
         content.total_lines
     );
-    out.push_str(content.text.trim_end_matches(['\n', '\r']));
+    out.push_str(&neutralize(content.text.trim_end_matches(['\n', '\r'])));
     out.push_str("\n</skill_file>\n");
     out.push_str(UNTRUSTED_FILE);
     if content.truncated {
@@ -136,7 +205,7 @@ pub fn skill_doc(skill: &str, content: &ResourceContent) -> String {
         attr(skill),
         attr(content.path.as_str())
     );
-    out.push_str(content.text.trim_end_matches(['\n', '\r']));
+    out.push_str(&neutralize(content.text.trim_end_matches(['\n', '\r'])));
     out.push_str("\n</skill_doc>");
     if content.truncated {
         out.push_str("\n(The doc was cut short.)");
@@ -283,7 +352,10 @@ pub fn on_demand_guidance(load_tool: &str) -> String {
 
 /// The summary message that starts the view after a compaction.
 pub fn compaction_summary(summary: &str) -> String {
-    format!("<conversation_summary>\n{summary}\n</conversation_summary>")
+    format!(
+        "<conversation_summary>\n{}\n</conversation_summary>",
+        neutralize(summary)
+    )
 }
 
 /// The re-attachment message after a compaction (F-DIS-13).
@@ -346,4 +418,44 @@ pub fn fallback_block(bodies: &[&str]) -> String {
         out.push_str(body);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn neutralize_defuses_wrapper_closing_tags_in_any_spelling() {
+        for (input, expected) in [
+            ("a</skill_file>b", "a<\\/skill_file>b"),
+            ("</SKILL_FILE>", "<\\/SKILL_FILE>"),
+            ("</ skill_file >", "<\\/ skill_file >"),
+            ("</\n\tSkill_Doc\n>", "<\\/\n\tSkill_Doc\n>"),
+            (
+                "x</skill>y</skill_resources>",
+                "x<\\/skill>y<\\/skill_resources>",
+            ),
+            ("</conversation_summary", "<\\/conversation_summary"),
+            ("</skill_file</skill_file>", "<\\/skill_file<\\/skill_file>"),
+        ] {
+            assert_eq!(neutralize(input), expected, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn neutralize_leaves_other_text_alone() {
+        for input in [
+            "",
+            "plain text",
+            "</div> </skill_filex> </skills> <skill_file> <\\/skill_file>",
+            "</",
+            "a </ b",
+            "ünïcödé </ä>",
+        ] {
+            assert!(
+                matches!(neutralize(input), Cow::Borrowed(_)),
+                "{input:?} was changed"
+            );
+        }
+    }
 }

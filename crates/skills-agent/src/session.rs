@@ -19,9 +19,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skills_core::{
-    Catalog, Error, ErrorKind, LineRange, SearchDocument, SearchIndex, Skill, SkillInjection,
-    SkillMetadata,
+    Catalog, Error, ErrorKind, LineRange, SearchIndex, Skill, SkillInjection, SkillMetadata,
+    TokenCounter,
 };
+use tracing::Instrument as _;
+use tracing::field::Empty;
 
 use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
 use crate::mention::mentions;
@@ -51,8 +53,6 @@ const MAX_DOCS_PER_CALL: usize = 32;
 const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
 /// Most search results.
 const MAX_SEARCH_LIMIT: usize = 20;
-/// Most bytes of one reference read into the search index.
-const SEARCH_REFERENCE_BYTES: usize = 64 * 1024;
 
 /// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -178,8 +178,16 @@ pub struct Session {
     /// Whether the skill tools are offered (sticky: once on, never off, so
     /// the tool list does not move).
     skills_on: bool,
-    /// Transcript index of the last message of the previous request.
+    /// Transcript index of the last message of the request before the one
+    /// being built (where the "previous request" breakpoint goes).
     previous_last: Option<usize>,
+    /// Transcript index of the last message of the latest request built. A
+    /// build with nothing appended since is the same request again: it gives
+    /// the same bytes and does not move `previous_last`.
+    last_built: Option<usize>,
+    /// The search cache's mark taken just before the session last listed the
+    /// provider: a search needs a library check newer than it.
+    listed_at: u64,
 }
 
 impl Agent {
@@ -188,8 +196,16 @@ impl Agent {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn start_session(&self) -> Result<Session, Error> {
-        let catalog = self.list().await?;
-        Ok(Session::new(self.clone(), catalog, Vec::new()))
+        let span =
+            tracing::debug_span!("skills.start_session", agent = %self.name(), skills = Empty);
+        async {
+            let listed_at = self.search_cache().mark();
+            let catalog = self.list().await?;
+            tracing::Span::current().record("skills", catalog.len());
+            Ok(Session::new(self.clone(), catalog, Vec::new(), listed_at))
+        }
+        .instrument(span)
+        .await
     }
 
     /// Resumes a session from its transcript and the catalog it pinned when it
@@ -205,8 +221,10 @@ impl Agent {
         pinned: Catalog,
         transcript: Vec<Message>,
     ) -> Result<Session, Error> {
-        let mut session = Session::new(self.clone(), pinned, transcript);
-        session.current = self.list().await?;
+        let listed_at = self.search_cache().mark();
+        let current = self.list().await?;
+        let mut session = Session::new(self.clone(), pinned, transcript, listed_at);
+        session.current = current;
         let loaded: Vec<String> = session.state.in_use_order().map(str::to_owned).collect();
         for name in loaded {
             if let Ok(skill) = self.provider().get(&name).await {
@@ -219,7 +237,7 @@ impl Agent {
 }
 
 impl Session {
-    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>) -> Self {
+    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>, listed_at: u64) -> Self {
         let config = agent.config();
         let catalog_text = match &config.catalog {
             CatalogMode::InPrompt(options) => {
@@ -292,7 +310,9 @@ impl Session {
             history_limit: None,
             pending_release: Vec::new(),
             skills_on,
-            previous_last,
+            previous_last: None,
+            last_built: previous_last,
+            listed_at,
         }
     }
 
@@ -485,7 +505,24 @@ impl Session {
     /// # Errors
     /// Whatever the provider's `list` returns.
     pub async fn refresh_catalog(&mut self) -> Result<Option<CatalogDelta>, Error> {
+        let span = tracing::debug_span!(
+            "skills.refresh_catalog",
+            agent = %self.agent.name(),
+            skills = Empty,
+            changed = Empty,
+        );
+        let result = self.refresh_catalog_inner().instrument(span.clone()).await;
+        if let Ok(delta) = &result {
+            span.record("skills", self.current.len());
+            span.record("changed", delta.is_some());
+        }
+        result
+    }
+
+    async fn refresh_catalog_inner(&mut self) -> Result<Option<CatalogDelta>, Error> {
+        let listed_at = self.agent.search_cache().mark();
         let latest = self.agent.provider().list().await?;
+        self.listed_at = listed_at;
         let now: BTreeMap<String, String> = visible(&latest)
             .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
             .collect();
@@ -660,7 +697,36 @@ impl Session {
     /// Builds the next request (F-AGT-1): at most two system blocks (the
     /// stable one first), tools sorted by name, the transcript view, and the
     /// cache breakpoints of the agent's strategy (F-AGT-2).
+    ///
+    /// Building again with nothing appended in between gives the same request,
+    /// byte for byte (a retry after a failed model call, say).
     pub fn build_request(&mut self) -> ModelRequest {
+        let span = tracing::debug_span!(
+            "skills.build_request",
+            agent = %self.agent.name(),
+            messages = Empty,
+            tools = Empty,
+            system_blocks = Empty,
+            bytes = Empty,
+        );
+        let _entered = span.enter();
+        let request = self.build_request_inner();
+        if !span.is_disabled() {
+            let bytes = request.system.iter().map(|b| b.text.len()).sum::<usize>()
+                + request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.len())
+                    .sum::<usize>();
+            span.record("messages", request.messages.len());
+            span.record("tools", request.tools.len());
+            span.record("system_blocks", request.system.len());
+            span.record("bytes", bytes);
+        }
+        request
+    }
+
+    fn build_request_inner(&mut self) -> ModelRequest {
         if self.agent.config().lifetime == Lifetime::Once {
             // A `once` load counts for the requests up to the model's first
             // answer after it (and that answer's tool calls); from the next
@@ -702,9 +768,13 @@ impl Session {
             messages,
             cache_breakpoints: Vec::new(),
         };
+        let last = self.transcript.len().checked_sub(1);
+        if last != self.last_built {
+            self.previous_last = self.last_built;
+            self.last_built = last;
+        }
         let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
         request.place_breakpoints(self.agent.config().cache, previous);
-        self.previous_last = self.transcript.len().checked_sub(1);
         request
     }
 
@@ -777,9 +847,28 @@ impl Session {
     /// released (a new load returns them whole); bodies over the total are
     /// dropped and released. Nothing before the summary is deleted.
     pub fn compact(&mut self, summary: impl Into<String>) -> CompactionReport {
+        let span = tracing::debug_span!(
+            "skills.compact",
+            agent = %self.agent.name(),
+            reattached = Empty,
+            truncated = Empty,
+            dropped = Empty,
+            tokens = Empty,
+        );
+        let _entered = span.enter();
+        let report = self.compact_inner(summary.into());
+        span.record("reattached", report.reattached.len());
+        span.record("truncated", report.truncated.len());
+        span.record("dropped", report.dropped.len());
+        span.record("tokens", report.tokens);
+        report
+    }
+
+    fn compact_inner(&mut self, summary: String) -> CompactionReport {
         let config = self.agent.config();
         let budget = config.reattach;
-        let count = config.token_counter;
+        let counter = Arc::clone(&config.token_counter);
+        let count = |text: &str| counter.count(text);
         let mut report = CompactionReport::default();
         let mut bodies = Vec::new();
         // In the legacy mode the bodies are in the system block already.
@@ -807,7 +896,7 @@ impl Session {
             }
             let allowance = budget.per_skill_tokens.min(remaining);
             let marker = "\n[shortened: load the skill again for the full text]";
-            let cut = prefix_within(text, allowance.saturating_sub(count(marker)), count);
+            let cut = prefix_within(text, allowance.saturating_sub(count(marker)), &*counter);
             if cut.is_empty() {
                 report.dropped.push(name);
             } else {
@@ -825,7 +914,7 @@ impl Session {
             .filter(|name| self.state.docs(name).is_some())
             .map(str::to_owned)
             .collect();
-        let summary_message = Message::system(render::compaction_summary(&summary.into()))
+        let summary_message = Message::system(render::compaction_summary(&summary))
             .with_metadata(COMPACTION_KEY, Value::Bool(true));
         self.push(summary_message);
         // The deltas announced so far are now out of view, while the prompt
@@ -877,12 +966,43 @@ impl Session {
     /// exposes, or an unknown tool, gets an error result that says what is
     /// available. Never panics on any argument value.
     pub async fn handle_tool_call(&mut self, call: &ToolCall) -> Dispatch {
+        let span = tracing::debug_span!(
+            "skills.tool_call",
+            agent = %self.agent.name(),
+            tool = %clip(&call.name),
+            call_id = %clip(&call.id),
+            dispatch = Empty,
+            is_error = Empty,
+            bytes = Empty,
+        );
+        let dispatch = self.dispatch(call).instrument(span.clone()).await;
+        match &dispatch {
+            Dispatch::Handled(message) => {
+                span.record("dispatch", "handled");
+                span.record("is_error", message.is_error);
+                span.record("bytes", message.content.len());
+            }
+            Dispatch::External => {
+                span.record("dispatch", "external");
+            }
+        }
+        dispatch
+    }
+
+    async fn dispatch(&mut self, call: &ToolCall) -> Dispatch {
         let surface = self.agent.surface().clone();
         if let Some(op) = surface.operation(&call.name, self.agent.has_search()) {
             let outcome = self.run_operation(&surface, op, call).await;
             let message = match outcome {
                 Ok(message) => message,
-                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+                Err(err) => {
+                    tracing::debug!(
+                        tool = %clip(&call.name),
+                        kind = err.kind().as_str(),
+                        "skill tool call refused"
+                    );
+                    Message::tool_error(&call.id, &call.name, format!("Error: {err}"))
+                }
             };
             self.push(message.clone());
             return Dispatch::Handled(message);
@@ -953,6 +1073,59 @@ impl Session {
         op: Operation,
         call: &ToolCall,
     ) -> Result<Message, ToolError> {
+        let span = match op {
+            Operation::List => tracing::debug_span!("skills.list", bytes = Empty),
+            Operation::Load => {
+                tracing::debug_span!("skills.load", skill = Empty, docs = Empty, bytes = Empty)
+            }
+            Operation::Read => {
+                tracing::debug_span!(
+                    "skills.read_file",
+                    skill = Empty,
+                    path = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListDocs => {
+                tracing::debug_span!("skills.list_docs", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectDocs => {
+                tracing::debug_span!(
+                    "skills.select_docs",
+                    skill = Empty,
+                    docs = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListTools => {
+                tracing::debug_span!("skills.list_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectTools => {
+                tracing::debug_span!("skills.select_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::Search => tracing::debug_span!(
+                "skills.search",
+                query_bytes = Empty,
+                hits = Empty,
+                bytes = Empty
+            ),
+        };
+        let result = self
+            .operation(surface, op, call)
+            .instrument(span.clone())
+            .await;
+        if let Ok(message) = &result {
+            span.record("bytes", message.content.len());
+        }
+        result
+    }
+
+    async fn operation(
+        &mut self,
+        surface: &Surface,
+        op: Operation,
+        call: &ToolCall,
+    ) -> Result<Message, ToolError> {
         let expected = expected_args(surface, op);
         let tool = call.name.as_str();
         match op {
@@ -987,6 +1160,7 @@ impl Session {
             Operation::ListDocs => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let skill = self.fetch(&a.skill, false).await?;
+                record("skill", skill.name());
                 let selection = self.state.docs(skill.name());
                 let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
                     .into_iter()
@@ -1008,6 +1182,7 @@ impl Session {
             Operation::ListTools => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let meta = self.meta(&a.skill, false)?;
+                record("skill", meta.name.as_str());
                 let pool = self.pool_names();
                 let selected = self.state.selected_tools(meta.name.as_str());
                 let loaded = self.is_loaded(meta.name.as_str());
@@ -1127,7 +1302,8 @@ impl Session {
         }
     }
 
-    async fn fetch(&self, name: &str, for_load: bool) -> Result<std::sync::Arc<Skill>, ToolError> {
+    /// The skill `name`, shared with the provider's cache.
+    async fn fetch(&self, name: &str, for_load: bool) -> Result<Arc<Skill>, ToolError> {
         let meta = self.meta(name, for_load)?;
         self.agent
             .provider()
@@ -1157,6 +1333,7 @@ impl Session {
         }
         let skill = self.fetch(name, !self.is_loaded(name)).await?;
         let name = skill.name().to_owned();
+        record("skill", &name);
         let read_tool = self.agent.surface().read_tool();
         let mut parts = Vec::new();
         let mut message_meta: Option<Value> = None;
@@ -1178,6 +1355,7 @@ impl Session {
             };
             let previous = self.state.docs(&name).cloned();
             let new_docs = docs_to_deliver(&skill, previous.as_ref(), &selection);
+            tracing::Span::current().record("docs", new_docs.len());
             parts.extend(self.deliver_docs(&name, &new_docs).await?);
             let merged = merge_selection(previous, selection, SelectMode::Add);
             if already {
@@ -1308,6 +1486,8 @@ impl Session {
     ) -> Result<Message, ToolError> {
         let meta = self.meta(&args.skill, false)?;
         let name = meta.name.as_str().to_owned();
+        record("skill", &name);
+        record("path", &clip(&args.path));
         if args.path.len() > MAX_NAME_LEN * 4 {
             return Err(ToolError::new(
                 ToolErrorKind::Resource,
@@ -1371,6 +1551,7 @@ impl Session {
         args: SelectDocsArgs,
     ) -> Result<Message, ToolError> {
         let (_, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
         let skill = self.fetch(&name, false).await?;
         let mode = args.mode.unwrap_or_default();
         let previous = self.state.docs(&name).cloned();
@@ -1385,6 +1566,7 @@ impl Session {
         } else {
             docs_to_deliver(&skill, previous.as_ref(), &requested)
         };
+        tracing::Span::current().record("docs", new_docs.len());
         let mut parts = self.deliver_docs(&name, &new_docs).await?;
         let names = selection_names(&merged);
         let summary = if names.is_empty() {
@@ -1411,6 +1593,7 @@ impl Session {
         args: SelectToolsArgs,
     ) -> Result<Message, ToolError> {
         let (meta, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
         let pool = self.pool_names();
         let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
         if let Some(unknown) = requested.iter().find(|t| !pool.contains(t.as_str())) {
@@ -1464,8 +1647,9 @@ impl Session {
                 ),
             ));
         }
+        tracing::Span::current().record("query_bytes", args.query.len());
         let limit = args.limit.unwrap_or(5).clamp(1, MAX_SEARCH_LIMIT);
-        let index = self.search_index().await?;
+        let index = self.search_index().await;
         let hits: Vec<(String, String, f64)> = index
             .search(&args.query, limit)
             .into_iter()
@@ -1476,54 +1660,24 @@ impl Session {
                     .map(|m| (hit.name.clone(), m.description.clone(), hit.score))
             })
             .collect();
+        tracing::Span::current().record("hits", hits.len());
         let text = render::search_results(&args.query, &hits, self.agent.surface().load_tool());
         Ok(Message::tool_result(&call.id, &call.name, text))
     }
 
-    /// The search index for the current catalog, built on first use and
-    /// shared by the agent's sessions.
-    async fn search_index(&self) -> Result<Arc<SearchIndex>, ToolError> {
-        let fingerprint = self.current.fingerprint();
-        if let Ok(guard) = self.agent.inner.search_index.lock()
-            && let Some((fp, index)) = guard.as_ref()
-            && *fp == fingerprint
-        {
-            return Ok(Arc::clone(index));
-        }
-        let provider = self.agent.provider();
-        let mut documents = Vec::new();
-        for meta in self.current.entries() {
-            let document = match provider.get(meta.name.as_str()).await {
-                Ok(skill) => {
-                    let mut document = SearchDocument::from_skill(&skill);
-                    for doc in skills_core::list_docs(&skill) {
-                        if let Ok(content) = provider
-                            .read_resource(skill.name(), doc.as_str(), None)
-                            .await
-                        {
-                            let mut text = content.text;
-                            if text.len() > SEARCH_REFERENCE_BYTES {
-                                let mut cut = SEARCH_REFERENCE_BYTES;
-                                while !text.is_char_boundary(cut) {
-                                    cut -= 1;
-                                }
-                                text.truncate(cut);
-                            }
-                            document = document.with_reference(doc.as_str(), text);
-                        }
-                    }
-                    document
-                }
-                Err(_) => SearchDocument::from_metadata(meta),
-            };
-            documents.push(document);
-        }
-        let index = Arc::new(SearchIndex::build(documents));
-        if let Ok(mut guard) = self.agent.inner.search_index.lock() {
-            *guard = Some((fingerprint, Arc::clone(&index)));
-        }
-        Ok(index)
+    /// The search index for the current catalog as of the session's last
+    /// look at the library (see [`crate::search`]).
+    async fn search_index(&self) -> Arc<SearchIndex> {
+        let cache = Arc::clone(self.agent.search_cache());
+        cache
+            .index(self.agent.provider(), &self.current, self.listed_at)
+            .await
     }
+}
+
+/// Records `value` in the current span's `field` (a no-op without one).
+fn record(field: &str, value: &str) {
+    tracing::Span::current().record(field, value);
 }
 
 fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {
@@ -1672,7 +1826,8 @@ fn selection_names(selection: &DocSelection) -> Vec<String> {
 
 /// The longest prefix of `text`, cut at a line end when possible, that
 /// `count` says fits in `tokens`.
-fn prefix_within(text: &str, tokens: usize, count: fn(&str) -> usize) -> &str {
+fn prefix_within<'t>(text: &'t str, tokens: usize, counter: &dyn TokenCounter) -> &'t str {
+    let count = |text: &str| counter.count(text);
     if count(text) <= tokens {
         return text;
     }
@@ -1725,11 +1880,11 @@ mod tests {
     #[test]
     fn prefix_within_cuts_at_line_end() {
         let text = "line one\nline two\nline three";
-        assert_eq!(prefix_within(text, 100, skills_core::estimate_tokens), text);
+        assert_eq!(prefix_within(text, 100, &skills_core::EstimateTokens), text);
         assert_eq!(
-            prefix_within(text, 4, skills_core::estimate_tokens),
+            prefix_within(text, 4, &skills_core::EstimateTokens),
             "line one"
         );
-        assert_eq!(prefix_within(text, 0, skills_core::estimate_tokens), "");
+        assert_eq!(prefix_within(text, 0, &skills_core::EstimateTokens), "");
     }
 }

@@ -193,8 +193,20 @@ impl AnthropicBlock<'_> {
     }
 }
 
-/// The `max_tokens` written into Anthropic bodies.
+/// The `max_tokens` [`anthropic_messages`] writes into Anthropic bodies (use
+/// [`anthropic_messages_with_max_tokens`] for another limit).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 4096;
+
+/// [`anthropic_messages`] with `max_tokens` (the most tokens the model may
+/// generate) set by the caller: models differ, and long answers need more
+/// than [`ANTHROPIC_MAX_TOKENS`].
+pub fn anthropic_messages_with_max_tokens(
+    request: &ModelRequest,
+    model: &str,
+    max_tokens: u32,
+) -> String {
+    encode_anthropic(request, model, max_tokens)
+}
 
 /// Encodes `request` as an Anthropic Messages body, with `cache_control`
 /// markers where the request has breakpoints.
@@ -203,6 +215,10 @@ pub const ANTHROPIC_MAX_TOKENS: u32 = 4096;
 /// role are merged (the API wants alternating roles), and harness notices
 /// (`System` messages inside the transcript) are sent as user text.
 pub fn anthropic_messages(request: &ModelRequest, model: &str) -> String {
+    encode_anthropic(request, model, ANTHROPIC_MAX_TOKENS)
+}
+
+fn encode_anthropic(request: &ModelRequest, model: &str, max_tokens: u32) -> String {
     let breaks = &request.cache_breakpoints;
     let tool_count = request.tools.len();
     let tools = request
@@ -250,7 +266,7 @@ pub fn anthropic_messages(request: &ModelRequest, model: &str) -> String {
     }
     to_json(&AnthropicRequest {
         model,
-        max_tokens: ANTHROPIC_MAX_TOKENS,
+        max_tokens,
         tools,
         system,
         messages,
@@ -322,6 +338,19 @@ mod tests {
             messages,
             cache_breakpoints: Vec::new(),
         }
+    }
+
+    #[test]
+    fn anthropic_max_tokens_is_configurable() {
+        let req = request(vec![Message::user("hi")]);
+        let default: serde_json::Value =
+            serde_json::from_str(&anthropic_messages(&req, "m")).expect("json");
+        assert_eq!(default["max_tokens"], ANTHROPIC_MAX_TOKENS);
+        let custom: serde_json::Value =
+            serde_json::from_str(&anthropic_messages_with_max_tokens(&req, "m", 32_000))
+                .expect("json");
+        assert_eq!(custom["max_tokens"], 32_000);
+        assert_eq!(custom["messages"], default["messages"]);
     }
 
     #[test]

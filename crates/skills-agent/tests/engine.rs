@@ -20,8 +20,11 @@ mod engine {
     mod lifetimes;
     mod materialization;
     mod profiles;
+    mod prompt_safety;
     mod resume;
     mod review_fixes;
     mod search;
+    mod search_index;
     mod support;
+    mod tracing_spans;
 }

@@ -5,6 +5,7 @@
 //! out, whatever order they were discovered in. That is what keeps a provider's
 //! prompt cache hitting. The rendered text never mentions load state.
 
+use std::fmt;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -173,7 +174,8 @@ pub enum CatalogFormat {
 pub enum BudgetLimit {
     /// At most this many characters (Unicode scalar values).
     Chars(usize),
-    /// At most this many tokens, as counted by [`RenderOptions::token_counter`].
+    /// At most this many tokens, as counted by [`RenderOptions::token_counter`]
+    /// (a [`TokenCounter`]).
     Tokens(usize),
 }
 
@@ -231,9 +233,62 @@ impl Budget {
 }
 
 /// A rough token estimate: one token per four characters, rounded up. Good
-/// enough for budgets; callers with a real tokenizer pass their own counter.
+/// enough for budgets; callers with a real tokenizer pass their own
+/// [`TokenCounter`].
 pub fn estimate_tokens(text: &str) -> usize {
     text.chars().count().div_ceil(4)
+}
+
+/// Counts the tokens of a text, for token budgets.
+///
+/// Held as `Arc<dyn TokenCounter>`, so a tokenizer built at run time (a BPE
+/// loaded from a file, say) plugs in as well as the built-in
+/// [`EstimateTokens`]:
+///
+/// ```
+/// use std::sync::Arc;
+/// use skills_core::{Budget, RenderOptions, TokenCounter};
+///
+/// /// Counts whitespace-separated words (a stand-in for a real tokenizer).
+/// #[derive(Debug)]
+/// struct Words;
+///
+/// impl TokenCounter for Words {
+///     fn count(&self, text: &str) -> usize {
+///         text.split_whitespace().count()
+///     }
+/// }
+///
+/// let options = RenderOptions::default()
+///     .with_budget(Budget::tokens(500))
+///     .with_token_counter(Arc::new(Words));
+/// assert_eq!(options.token_counter.count("two words"), 2);
+/// ```
+pub trait TokenCounter: Send + Sync + fmt::Debug {
+    /// The number of tokens in `text`.
+    fn count(&self, text: &str) -> usize;
+}
+
+/// The built-in counter: [`estimate_tokens`] (one token per four characters).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct EstimateTokens;
+
+impl TokenCounter for EstimateTokens {
+    fn count(&self, text: &str) -> usize {
+        estimate_tokens(text)
+    }
+}
+
+impl<T: TokenCounter + ?Sized> TokenCounter for Arc<T> {
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
+}
+
+impl<T: TokenCounter + ?Sized> TokenCounter for &T {
+    fn count(&self, text: &str) -> usize {
+        (**self).count(text)
+    }
 }
 
 /// Options for [`Catalog::render`].
@@ -246,8 +301,8 @@ pub struct RenderOptions {
     pub budget: Budget,
     /// The tool the guardrail tells the model to call (default `load_skill`).
     pub load_tool: String,
-    /// Counts tokens for [`BudgetLimit::Tokens`] (default [`estimate_tokens`]).
-    pub token_counter: fn(&str) -> usize,
+    /// Counts tokens for [`BudgetLimit::Tokens`] (default [`EstimateTokens`]).
+    pub token_counter: Arc<dyn TokenCounter>,
 }
 
 impl Default for RenderOptions {
@@ -256,7 +311,7 @@ impl Default for RenderOptions {
             format: CatalogFormat::Xml,
             budget: Budget::unlimited(),
             load_tool: "load_skill".to_owned(),
-            token_counter: estimate_tokens,
+            token_counter: Arc::new(EstimateTokens),
         }
     }
 }
@@ -285,7 +340,7 @@ impl RenderOptions {
 
     /// Sets the token counter.
     #[must_use]
-    pub fn with_token_counter(mut self, counter: fn(&str) -> usize) -> Self {
+    pub fn with_token_counter(mut self, counter: Arc<dyn TokenCounter>) -> Self {
         self.token_counter = counter;
         self
     }
@@ -326,7 +381,7 @@ fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOpt
     };
     let cost = |text: &str| match limit {
         BudgetLimit::Chars(_) => text.chars().count(),
-        BudgetLimit::Tokens(_) => (options.token_counter)(text),
+        BudgetLimit::Tokens(_) => options.token_counter.count(text),
     };
     let max = match limit {
         BudgetLimit::Chars(n) | BudgetLimit::Tokens(n) => n,
@@ -667,6 +722,46 @@ mod tests {
         let c = Catalog::new(vec![hidden, meta("open", "d")]);
         let out = c.render(&RenderOptions::default());
         assert!(out.contains("open") && !out.contains("secret"));
+    }
+
+    /// A counter configured at run time (as a BPE loaded from a file would
+    /// be): `per_word` tokens per word, counting calls.
+    #[derive(Debug)]
+    struct RuntimeCounter {
+        per_word: usize,
+        calls: std::sync::atomic::AtomicUsize,
+    }
+
+    impl TokenCounter for RuntimeCounter {
+        fn count(&self, text: &str) -> usize {
+            self.calls
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            text.split_whitespace().count() * self.per_word
+        }
+    }
+
+    #[test]
+    fn token_budgets_use_the_counter_object() {
+        let entries: Vec<_> = (0..30)
+            .map(|i| meta(&format!("skill-{i:02}"), &"word ".repeat(10)))
+            .collect();
+        let c = Catalog::new(entries);
+        let counter = Arc::new(RuntimeCounter {
+            per_word: 3,
+            calls: std::sync::atomic::AtomicUsize::new(0),
+        });
+        let opts = RenderOptions::default()
+            .with_budget(Budget::tokens(600))
+            .with_token_counter(counter.clone());
+        let out = c.render(&opts);
+        assert!(counter.calls.load(std::sync::atomic::Ordering::Relaxed) > 0);
+        assert!(counter.count(&out) <= 600, "{}", counter.count(&out));
+        let kept = out.matches("<skill ").count();
+        assert!(kept > 0 && kept < 30, "{kept}");
+        // The default estimator lets more through: the counter really decided.
+        let estimated = c.render(&RenderOptions::default().with_budget(Budget::tokens(600)));
+        assert!(estimated.matches("<skill ").count() > kept);
+        assert_eq!(EstimateTokens.count("abcde"), 2);
     }
 
     #[test]

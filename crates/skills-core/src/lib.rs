@@ -48,7 +48,10 @@ pub mod tagging;
 pub mod tools_section;
 pub mod validate;
 
-pub use catalog::{Budget, BudgetLimit, Catalog, CatalogFormat, RenderOptions, estimate_tokens};
+pub use catalog::{
+    Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
+    estimate_tokens,
+};
 pub use diagnostic::{Code, Diagnostic, Excerpt, Severity};
 pub use docs::{find_doc, list_docs, read_doc};
 pub use error::{Error, ErrorKind, Result};

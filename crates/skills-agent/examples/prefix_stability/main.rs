@@ -23,7 +23,7 @@
 
 mod scenario;
 
-use tiktoken_rs::CoreBPE;
+use skills_core::TokenCounter as _;
 
 use scenario::{Outcome, Share};
 
@@ -110,7 +110,7 @@ fn main() {
             "Tool definitions, {} surface ({}): {} tokens",
             run.name,
             scenario::tool_names(&run.outcome.tools_json).join(", "),
-            scenario::tokens(&bpe, &run.outcome.tools_json).len()
+            bpe.count(&run.outcome.tools_json)
         );
     }
 
@@ -139,7 +139,7 @@ fn main() {
 }
 
 /// Prints where each request stops extending the previous one.
-fn debug_regions(bpe: &CoreBPE, mode: &str, bodies: &[&str], shares: &[Share]) {
+fn debug_regions(bpe: &scenario::O200k, mode: &str, bodies: &[&str], shares: &[Share]) {
     for (i, share) in shares.iter().enumerate().skip(1) {
         let previous = scenario::tokens(bpe, bodies[i - 1]);
         let current = scenario::tokens(bpe, bodies[i]);
@@ -158,7 +158,8 @@ fn debug_regions(bpe: &CoreBPE, mode: &str, bodies: &[&str], shares: &[Share]) {
         let show = |tokens: &[u32]| {
             let end = (at + DEBUG_CONTEXT).min(tokens.len());
             let text = |part: &[u32]| {
-                String::from_utf8_lossy(&bpe.decode_bytes(part).unwrap_or_default()).into_owned()
+                String::from_utf8_lossy(&bpe.bpe().decode_bytes(part).unwrap_or_default())
+                    .into_owned()
             };
             let head = text(&tokens[from..at]);
             let tail = text(&tokens[at..end]);

@@ -17,12 +17,15 @@
 // The example and the test each use a different subset of this module.
 #![allow(dead_code)]
 
+use std::fmt;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
 use skills_agent::{Agent, Dispatch, Materialization, Message, Session, Surface, ToolCall, wire};
-use skills_core::{InCodeProvider, InCodeSkill, SkillProvider, SwappableProvider, define_skill};
+use skills_core::{
+    InCodeProvider, InCodeSkill, SkillProvider, SwappableProvider, TokenCounter, define_skill,
+};
 use tiktoken_rs::CoreBPE;
 
 /// The model name written into every request body.
@@ -852,6 +855,8 @@ fn agent(
 ) -> Agent {
     Agent::builder("engineering-assistant", provider)
         .instructions(INSTRUCTIONS)
+        // Budgets (compaction) count with the same tokenizer as the tables.
+        .token_counter(tokenizer())
         .surface(surface.clone())
         .materialization(materialization)
         .build()
@@ -1033,15 +1038,45 @@ pub(crate) fn tool_names(tools_json: &str) -> Vec<String> {
 
 // ----- measuring -------------------------------------------------------------
 
-/// The o200k tokenizer (GPT-4o's), built from data compiled into
-/// `tiktoken-rs`, so it works offline.
-pub(crate) fn tokenizer() -> CoreBPE {
-    tiktoken_rs::o200k_base().expect("the o200k tokenizer data is built in")
+/// The o200k tokenizer (GPT-4o's), built at run time from data compiled into
+/// `tiktoken-rs` (so it works offline). It is also the agents'
+/// [`TokenCounter`]: a tokenizer built at run time plugs in through the trait.
+pub(crate) struct O200k {
+    bpe: CoreBPE,
+}
+
+impl O200k {
+    /// The underlying BPE (to decode tokens).
+    pub(crate) fn bpe(&self) -> &CoreBPE {
+        &self.bpe
+    }
+}
+
+impl fmt::Debug for O200k {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("O200k")
+    }
+}
+
+impl TokenCounter for O200k {
+    fn count(&self, text: &str) -> usize {
+        self.bpe.encode_ordinary(text).len()
+    }
+}
+
+/// The o200k tokenizer, built once per process.
+pub(crate) fn tokenizer() -> Arc<O200k> {
+    static TOKENIZER: OnceLock<Arc<O200k>> = OnceLock::new();
+    Arc::clone(TOKENIZER.get_or_init(|| {
+        Arc::new(O200k {
+            bpe: tiktoken_rs::o200k_base().expect("the o200k tokenizer data is built in"),
+        })
+    }))
 }
 
 /// Tokens of `text` (no special tokens).
-pub(crate) fn tokens(bpe: &CoreBPE, text: &str) -> Vec<u32> {
-    bpe.encode_ordinary(text)
+pub(crate) fn tokens(bpe: &O200k, text: &str) -> Vec<u32> {
+    bpe.bpe.encode_ordinary(text)
 }
 
 /// Length of the longest common prefix of two token sequences.
@@ -1062,7 +1097,7 @@ pub(crate) struct Share {
 }
 
 /// The prefix shares of a sequence of request bodies.
-pub(crate) fn shares(bpe: &CoreBPE, bodies: &[&str]) -> Vec<Share> {
+pub(crate) fn shares(bpe: &O200k, bodies: &[&str]) -> Vec<Share> {
     let encoded: Vec<Vec<u32>> = bodies.iter().map(|b| tokens(bpe, b)).collect();
     encoded
         .iter()
@@ -1086,7 +1121,7 @@ pub(crate) fn shares(bpe: &CoreBPE, bodies: &[&str]) -> Vec<Share> {
 }
 
 /// The shares of one run: (default mode, legacy mode).
-pub(crate) fn measure(bpe: &CoreBPE, outcome: &Outcome) -> (Vec<Share>, Vec<Share>) {
+pub(crate) fn measure(bpe: &O200k, outcome: &Outcome) -> (Vec<Share>, Vec<Share>) {
     (
         shares(bpe, &outcome.default_bodies()),
         shares(bpe, &outcome.legacy_bodies()),
@@ -1139,7 +1174,7 @@ impl Overhead {
 
 /// Measures the catalog in `stable_system` against the pinned entries.
 pub(crate) fn catalog_overhead(
-    bpe: &CoreBPE,
+    bpe: &O200k,
     stable_system: &str,
     pinned: &[(String, String)],
 ) -> Overhead {
@@ -1160,8 +1195,8 @@ pub(crate) fn catalog_overhead(
             .iter()
             .find(|(name, _)| line.starts_with(&format!("<skill name=\"{name}\">")))
             .expect("every catalog line names a pinned skill");
-        let whole = tokens(bpe, line).len();
-        let content = tokens(bpe, name).len() + tokens(bpe, description).len();
+        let whole = bpe.count(line);
+        let content = bpe.count(name) + bpe.count(description);
         line_tokens += whole;
         content_tokens += content;
         max_per_skill = max_per_skill.max(whole.saturating_sub(content));
@@ -1173,10 +1208,10 @@ pub(crate) fn catalog_overhead(
         line_tokens,
         content_tokens,
         max_per_skill,
-        fixed_tokens: tokens(bpe, &rest).len(),
-        guardrail_tokens: tokens(bpe, guardrail).len(),
-        instruction_tokens: tokens(bpe, INSTRUCTIONS).len(),
-        block_tokens: tokens(bpe, stable_system).len(),
+        fixed_tokens: bpe.count(&rest),
+        guardrail_tokens: bpe.count(guardrail),
+        instruction_tokens: bpe.count(INSTRUCTIONS),
+        block_tokens: bpe.count(stable_system),
     }
 }
 

@@ -183,3 +183,38 @@ fn openai_wire_never_carries_markers() {
     assert!(!request.cache_breakpoints.is_empty());
     assert!(!wire::openai_chat(&request, "gpt-test").contains("cache_control"));
 }
+
+#[test]
+fn building_the_same_request_twice_gives_the_same_bytes() {
+    for lifetime in [
+        skills_agent::Lifetime::Session,
+        skills_agent::Lifetime::Once,
+    ] {
+        let mut session = start(builder().cache(CacheStrategy::Anthropic).lifetime(lifetime));
+        user(&mut session, "fill the form");
+        let first = session.build_request();
+        assert_eq!(session.build_request(), first, "{lifetime:?}");
+        reply(&mut session, "loading");
+        call_ok(&mut session, "load_skill", json!({"name": "pdf-forms"}));
+        let second = session.build_request();
+        let again = session.build_request();
+        assert_eq!(again, second, "{lifetime:?}");
+        assert_eq!(
+            wire::anthropic_messages(&again, "m"),
+            wire::anthropic_messages(&second, "m")
+        );
+        reply(&mut session, "done");
+        user(&mut session, "thanks");
+        let third = session.build_request();
+        assert_eq!(session.build_request(), third, "{lifetime:?}");
+        // The breakpoint on the previous request still points at the end of
+        // the second request, not at the repeated build.
+        assert!(
+            third.cache_breakpoints.contains(&CacheBreakpoint::Message {
+                index: second.messages.len() - 1
+            }),
+            "{:?}",
+            third.cache_breakpoints
+        );
+    }
+}

@@ -229,3 +229,38 @@ fn a_second_compaction_starts_the_view_at_the_newest_summary() {
         collect_loaded_skill_names(session.transcript())
     );
 }
+
+/// A counter configured at run time (as a BPE tokenizer loaded from a file
+/// would be): one token per `chars_per_token` characters.
+#[derive(Debug)]
+struct RuntimeCounter {
+    chars_per_token: usize,
+}
+
+impl skills_core::TokenCounter for RuntimeCounter {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count().div_ceil(self.chars_per_token)
+    }
+}
+
+#[test]
+fn budgets_count_with_the_agents_counter_object() {
+    use skills_core::TokenCounter as _;
+    // One token per character: eight times the default estimate's count.
+    let counter = std::sync::Arc::new(RuntimeCounter { chars_per_token: 1 });
+    let (builder, _provider) = builder_with(vec![git_commit(), sized("big-manual", 2_000)]);
+    let mut session = start(
+        builder
+            .token_counter(counter.clone())
+            .reattach_budget(budget(1_000, 10_000)),
+    );
+    let small = load(&mut session, "git-commit");
+    let full = load(&mut session, "big-manual");
+    // Under the default estimate both bodies would fit the per-skill budget.
+    assert!(estimate_tokens(&full) <= 1_000 && counter.count(&full) > 1_000);
+    let report = session.compact("summary");
+    assert_eq!(report.reattached, ["git-commit"]);
+    assert_eq!(report.truncated, ["big-manual"]);
+    assert!(report.tokens <= counter.count(&small) + 1_000, "{report:?}");
+    assert!(report.tokens > counter.count(&small), "{report:?}");
+}
