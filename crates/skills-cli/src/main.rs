@@ -18,7 +18,7 @@ use skills_core::{
     RenderOptions, ReservedNames, SkillProvider, ValidationOptions,
 };
 use skills_fs::remote::{self, RemoteOptions};
-use skills_fs::{Discovery, FsOptions, FsProvider, StandardRoots, discover, standard_provider};
+use skills_fs::{Discovery, FsOptions, FsProvider, SkillFs, StandardRoots, standard_provider};
 
 const AFTER_HELP: &str = "\
 Paths: each PATH is a folder of skills (searched recursively), one skill folder,
@@ -320,7 +320,9 @@ fn run(cli: Cli) -> Result<u8, Failure> {
                     let size = e.size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
                     writeln!(out, "  {}{size}", e.path)?;
                 }
-                if skill.resources.omitted > 0 {
+                if skill.resources.truncated {
+                    writeln!(out, "  … and more than {} more", skill.resources.omitted)?;
+                } else if skill.resources.omitted > 0 {
                     writeln!(out, "  … and {} more", skill.resources.omitted)?;
                 }
             }
@@ -493,7 +495,7 @@ struct ValidateReport {
 /// Validates every skill under `roots`; a path in `explicit` (given by the user)
 /// under which no skill is found is an error.
 fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> ValidateReport {
-    let mut discovery = discover(roots, options);
+    let mut discovery = SkillFs::new(options.clone()).discover(roots);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();
     let mut missing = Vec::new();

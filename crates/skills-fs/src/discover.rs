@@ -15,11 +15,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use skills_core::{Code, Diagnostic, Origin, SkillDocument, parse_skill_md_bytes};
+use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
+
+use crate::beneath::Refusal;
 
 use crate::cache::Stamp;
 use crate::options::FsOptions;
-use crate::vfs::{FileStat, RealFs, Vfs};
+use crate::vfs::{FileKind, FileStat, Vfs};
 
 /// Folder names never searched for skills.
 const SKIPPED_DIRS: &[&str] = &["node_modules", "target"];
@@ -99,13 +101,8 @@ impl Discovery {
     }
 }
 
-/// Finds and parses every skill under `roots`.
-pub fn discover(roots: &[PathBuf], options: &FsOptions) -> Discovery {
-    discover_in(&RealFs, roots, options)
-}
-
-/// [`discover`] through the file system `vfs`.
-pub fn discover_in(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Discovery {
+/// Finds and parses every skill under `roots`, through `vfs`.
+pub(crate) fn discover_in(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Discovery {
     discover_watched(vfs, roots, options).discovery
 }
 
@@ -144,26 +141,16 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     }
 }
 
-/// Finds the `SKILL.md` of a folder (`skill.md` as a fallback).
-pub fn find_skill_md(dir: &Path) -> Option<PathBuf> {
-    find_skill_md_in(&RealFs, dir)
-}
-
-/// [`find_skill_md`] through the file system `vfs`.
-pub fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
+/// Finds the `SKILL.md` of a folder (`skill.md` as a fallback), through `vfs`.
+pub(crate) fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
     ["SKILL.md", "skill.md"]
         .iter()
         .map(|n| dir.join(n))
         .find(|p| vfs.symlink_metadata(p).is_ok())
 }
 
-/// Reads and parses one skill folder.
-pub fn load_skill_dir(dir: &Path, options: &FsOptions) -> DiscoveredSkill {
-    load_skill_dir_in(&RealFs, dir, options)
-}
-
-/// [`load_skill_dir`] through the file system `vfs`.
-pub fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
+/// Reads and parses one skill folder, through `vfs`.
+pub(crate) fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
     load_skill_dir_stamped(vfs, dir, options).0
 }
 
@@ -214,42 +201,61 @@ fn load_skill_md(
     skill.skill_md = Some(md.clone());
     let error =
         |code: Code, message: String| Diagnostic::error(code, message).in_file(file.clone());
-    let meta = match stat.map_or_else(|| vfs.metadata(&md), Ok) {
-        Ok(meta) => meta,
+    let _span = tracing::debug_span!("skill_md", path = %file).entered();
+    // Read by handle beneath the skill folder, like every resource: a link
+    // inside the folder is followed, one leading out is refused.
+    let name = md
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| ResourcePath::parse(n).ok());
+    let Some(name) = name else {
+        skill.diagnostics.push(error(
+            Code::IoError,
+            "cannot read SKILL.md: its path has no file name".to_owned(),
+        ));
+        return (skill, Stamp::new(&md, stat));
+    };
+    let (meta, bytes) = match vfs.read_beneath(dir, &name, options.max_skill_md_bytes) {
+        Ok(read) => read,
         Err(err) => {
-            skill
-                .diagnostics
-                .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return (skill, Stamp::new(&md, None));
+            let diag = match Refusal::of(&err) {
+                Some(Refusal::NotRegular(kind)) => {
+                    tracing::warn!(kind = ?kind, "refused SKILL.md: not a regular file");
+                    error(
+                        Code::SkillMdNotFile,
+                        format!(
+                            "SKILL.md is not a regular file (it is {})",
+                            match kind {
+                                FileKind::Dir => "a directory",
+                                FileKind::Symlink => "a symbolic link",
+                                _ => "a pipe, device or socket",
+                            }
+                        ),
+                    )
+                }
+                Some(Refusal::TooLarge { len, cap }) => {
+                    tracing::warn!(bytes = len, cap, "refused SKILL.md: too large");
+                    error(
+                        Code::SkillMdTooLarge,
+                        format!("SKILL.md is {len} bytes; the limit is {cap} bytes"),
+                    )
+                }
+                Some(Refusal::OutsideRoot) => {
+                    tracing::warn!("refused SKILL.md: a symlink leading outside the skill folder");
+                    error(
+                        Code::PathOutsideSkill,
+                        "SKILL.md is a symlink leading outside the skill folder; it is not read"
+                            .to_owned(),
+                    )
+                }
+                None => error(Code::IoError, format!("cannot read SKILL.md: {err}")),
+            };
+            skill.diagnostics.push(diag);
+            return (skill, Stamp::new(&md, stat));
         }
     };
+    tracing::debug!(bytes = bytes.len(), "read SKILL.md");
     let stamp = Stamp::new(&md, Some(meta));
-    if !meta.is_file() {
-        skill.diagnostics.push(error(
-            Code::SkillMdNotFile,
-            "SKILL.md is not a regular file (is it a directory?)".to_owned(),
-        ));
-        return (skill, stamp);
-    }
-    if meta.len > options.max_skill_md_bytes {
-        skill.diagnostics.push(error(
-            Code::SkillMdTooLarge,
-            format!(
-                "SKILL.md is {} bytes; the limit is {} bytes",
-                meta.len, options.max_skill_md_bytes
-            ),
-        ));
-        return (skill, stamp);
-    }
-    let bytes = match vfs.read(&md, options.max_skill_md_bytes) {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            skill
-                .diagnostics
-                .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return (skill, stamp);
-        }
-    };
     // `.` or `..` have no file name: use the real folder's name.
     let canonical = dir
         .file_name()

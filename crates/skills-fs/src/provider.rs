@@ -17,7 +17,7 @@ use crate::cache::{FsEnv, Stamp, all_unchanged};
 use crate::discover::{Discovery, discover_watched, load_skill_dir_stamped};
 use crate::options::FsOptions;
 use crate::read::{list_resources_stamped, read_resource_in};
-use crate::vfs::{RealFs, Vfs};
+use crate::vfs::Vfs;
 
 /// One immutable scan result. Readers hold an `Arc` to it, so a rescan never
 /// shows them a half-built state.
@@ -306,25 +306,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
-/// Loads one skill folder into a [`Skill`] (body and listing), re-reading it.
+/// Loads one skill folder into a [`Skill`] (body and listing), re-reading it,
+/// through `vfs`.
 ///
 /// # Errors
 /// [`ErrorKind::InvalidSkill`] when the folder holds no usable skill.
-pub fn load_skill(dir: &Path, options: &FsOptions) -> Result<Skill, Error> {
-    load_skill_in(&RealFs, dir, options)
-}
-
-/// [`load_skill`] through the file system `vfs`.
-///
-/// # Errors
-/// As [`load_skill`].
-pub fn load_skill_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> Result<Skill, Error> {
+pub(crate) fn load_skill_in(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    options: &FsOptions,
+) -> Result<Skill, Error> {
     load_skill_stamped(vfs, dir, options, None)
 }
 
 /// [`load_skill_in`]; with `stamps`, records the stats that show later whether
 /// the result is still current.
-fn load_skill_stamped(
+pub(crate) fn load_skill_stamped(
     vfs: &dyn Vfs,
     dir: &Path,
     options: &FsOptions,

@@ -402,7 +402,7 @@ impl StandardProvider {
                             self.roots[i].label,
                         );
                         let mut diag = Diagnostic::warning(Code::LayerCollision, message);
-                        if let Some(md) = crate::find_skill_md(&dir) {
+                        if let Some(md) = crate::SkillFs::default().find_skill_md(&dir) {
                             diag = diag.in_file(md.display().to_string());
                         }
                         out.push(diag);

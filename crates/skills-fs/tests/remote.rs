@@ -19,7 +19,7 @@ use skills_core::ErrorKind;
 use skills_fs::remote::{
     RemoteOptions, cache_entry_dir, parse_root_list, refresh_root, resolve_root,
 };
-use skills_fs::{FsOptions, discover};
+use skills_fs::{FsOptions, SkillFs};
 
 // ---------------------------------------------------------------- the server
 
@@ -336,7 +336,7 @@ fn options(cache: &Path) -> RemoteOptions {
 }
 
 fn valid_names(root: &Path) -> Vec<String> {
-    let found = discover(&[root.to_path_buf()], &FsOptions::default());
+    let found = SkillFs::new(FsOptions::default()).discover(&[root.to_path_buf()]);
     let mut names: Vec<String> = found
         .skills
         .iter()

@@ -2,7 +2,7 @@
 //! capped with a count of what was left out.
 
 use skills_core::ResourceKind;
-use skills_fs::{FsOptions, list_resources};
+use skills_fs::{FsOptions, SkillFs};
 
 use super::support::{Root, assert_good_loads, get};
 
@@ -78,7 +78,10 @@ fn listing_is_capped_at_max_listed_with_omitted() {
         vec!["references/SKILL.md", "references/a.md", "references/b.md"]
     );
     assert_eq!(listing.omitted, 6);
-    assert_eq!(list_resources(&root.join("lister"), &options), listing);
+    assert_eq!(
+        SkillFs::new(options.clone()).list_resources(&root.join("lister")),
+        listing
+    );
     // `good` has a single file, well under the cap.
     assert_good_loads(&provider);
 }
@@ -101,9 +104,12 @@ fn listing_is_the_same_on_every_call() {
     let root = Root::new();
     populate(&root);
     let options = FsOptions::default();
-    let first = list_resources(&root.join("lister"), &options);
+    let first = SkillFs::new(options.clone()).list_resources(&root.join("lister"));
     for _ in 0..5 {
-        assert_eq!(list_resources(&root.join("lister"), &options), first);
+        assert_eq!(
+            SkillFs::new(options.clone()).list_resources(&root.join("lister")),
+            first
+        );
     }
     assert_good_loads(&root.provider());
 }
@@ -111,7 +117,7 @@ fn listing_is_the_same_on_every_call() {
 #[test]
 fn listing_of_a_missing_folder_is_empty() {
     let root = Root::new();
-    let listing = list_resources(&root.join("nowhere"), &FsOptions::default());
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("nowhere"));
     assert!(listing.is_empty());
     assert_eq!(listing.omitted, 0);
     assert_good_loads(&root.provider());

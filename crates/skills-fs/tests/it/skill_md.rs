@@ -2,7 +2,7 @@
 //! and never stops its siblings from loading.
 
 use skills_core::{Code, ErrorKind, Severity, ValidationOptions};
-use skills_fs::{FsOptions, discover, load_skill_dir};
+use skills_fs::{FsOptions, SkillFs};
 
 use super::support::{Root, assert_good_loads, codes, expect_kind, get, names, one_diag};
 
@@ -24,7 +24,7 @@ fn assert_skipped(root: &Root, options: FsOptions, dir: &str, code: Code) -> Str
     assert_good_loads(&provider);
 
     // The same verdict through discovery and the one-folder loader.
-    let discovery = discover(&[root.path()], &options);
+    let discovery = SkillFs::new(options.clone()).discover(&[root.path()]);
     let skill = discovery
         .skills
         .iter()
@@ -33,7 +33,7 @@ fn assert_skipped(root: &Root, options: FsOptions, dir: &str, code: Code) -> Str
     assert!(!skill.is_valid());
     assert!(skill.document.is_none());
     assert!(codes(&skill.diagnostics).contains(&code.as_str()));
-    let again = load_skill_dir(&root.join(dir), &options);
+    let again = SkillFs::new(options.clone()).load_skill_dir(&root.join(dir));
     assert!(codes(&again.diagnostics).contains(&code.as_str()));
     diag.to_string()
 }
