@@ -138,6 +138,32 @@ pub(crate) fn read_dir(root: &Path, rel: Option<&ResourcePath>) -> io::Result<Ve
     }
 }
 
+#[cfg(feature = "testing")]
+thread_local! {
+    static FORCE_WALK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Makes handle-based opens on the calling thread skip `openat2` and use the
+/// component walk (the fallback of kernels without `openat2`), so tests can
+/// check both. Test seam (cargo feature `testing`); no effect off Linux.
+#[cfg(feature = "testing")]
+pub fn force_walk_on_this_thread(force: bool) {
+    FORCE_WALK.with(|f| f.set(force));
+}
+
+#[cfg(all(feature = "testing", any(target_os = "linux", target_os = "android")))]
+fn walk_forced() -> bool {
+    FORCE_WALK.with(std::cell::Cell::get)
+}
+
+#[cfg(all(
+    not(feature = "testing"),
+    any(target_os = "linux", target_os = "android")
+))]
+fn walk_forced() -> bool {
+    false
+}
+
 /// The canonical target of `rel` beneath `root`, refused when it leaves it.
 fn check_by_path<V: Vfs + ?Sized>(
     vfs: &V,
@@ -320,7 +346,7 @@ mod handle {
             rel: &str,
             flags: OFlags,
         ) -> Option<io::Result<OwnedFd>> {
-            if UNAVAILABLE.load(Ordering::Relaxed) {
+            if UNAVAILABLE.load(Ordering::Relaxed) || super::super::walk_forced() {
                 return None;
             }
             let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
@@ -397,13 +423,18 @@ mod handle {
             }
             let target = match readlinkat(top, name, Vec::new()) {
                 Ok(target) => target.into_bytes(),
-                // Not a link after all (`ENOTDIR` on a file, or swapped back).
-                Err(Errno::INVAL) => {
-                    return Err(match opened {
-                        Err(e) => e.into(),
-                        Ok(_) => io::Error::other("the file changed while it was opened"),
-                    });
+                // Not a link (any more): swapped back between the open and
+                // `readlinkat`; try the component again (bounded like links).
+                Err(Errno::INVAL) if !matches!(opened, Err(Errno::NOTDIR)) => {
+                    links += 1;
+                    if links > MAX_LINKS {
+                        return Err(Errno::LOOP.into());
+                    }
+                    pending.push_front(component);
+                    continue;
                 }
+                // `ENOTDIR` and not a link: a file used as a folder.
+                Err(Errno::INVAL) => return Err(Errno::NOTDIR.into()),
                 Err(e) => return Err(e.into()),
             };
             links += 1;

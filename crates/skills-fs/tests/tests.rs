@@ -16,6 +16,7 @@ mod it {
     mod listing;
     mod paths;
     mod provider;
+    mod races;
     mod reads;
     mod skill_md;
     mod staleness;
