@@ -12,6 +12,7 @@ mod it {
     pub(crate) mod support;
 
     mod discovery;
+    mod discovery_rules;
     mod docs;
     mod listing;
     mod paths;

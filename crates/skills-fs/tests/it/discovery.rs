@@ -41,7 +41,7 @@ fn folder_without_skill_md_but_with_references_warns_skill_md_missing() {
 fn plain_folders_without_skill_files_do_not_warn() {
     let root = Root::new();
     root.write("misc/data.json", "{}\n");
-    root.write(".hidden/references/x.md", "x\n");
+    root.write(".hidden/data/x.json", "{}\n");
 
     let discovery = SkillFs::new(FsOptions::default()).discover(&[root.path()]);
     assert!(
@@ -139,13 +139,14 @@ fn nonexistent_root_is_an_io_error_and_other_roots_still_load() {
 }
 
 #[test]
-fn root_that_is_a_file_is_an_io_error() {
+fn root_that_is_a_file_is_a_root_not_folder_error() {
     let root = Root::new();
     let file = root.outside().join("not-a-folder.txt");
     fs::write(&file, "x").expect("write");
     let provider = FsProvider::new([file, root.path()], FsOptions::default());
 
-    let diag = one_diag(&provider, Code::IoError);
+    let diag = one_diag(&provider, Code::RootNotFolder);
+    assert!(diag.is_error());
     assert!(diag.message.contains("not a folder"), "{diag}");
     assert_good_loads(&provider);
 }
@@ -249,7 +250,7 @@ fn folder_budget_stops_the_search_with_a_warning() {
     }
     let provider = root.provider_with(FsOptions::default().with_max_dirs(5));
 
-    let diag = one_diag(&provider, Code::IoError);
+    let diag = one_diag(&provider, Code::DiscoveryLimit);
     assert_eq!(diag.severity, Severity::Warning, "{diag}");
     assert!(diag.message.contains("5 folders"), "{diag}");
     assert_good_loads(&provider);
