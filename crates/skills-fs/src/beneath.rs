@@ -490,7 +490,7 @@ mod tests {
         let dir = tree();
         let root = openat(
             CWD,
-            &dir.path().join("skill"),
+            dir.path().join("skill"),
             OFlags::RDONLY | OFlags::DIRECTORY,
             Mode::empty(),
         )

@@ -122,3 +122,71 @@ fn listing_of_a_missing_folder_is_empty() {
     assert_eq!(listing.omitted, 0);
     assert_good_loads(&root.provider());
 }
+
+/// A skill with more entries than the walk looks at: the listing is the same
+/// every time, holds the first files in listing order, and says "more than".
+#[test]
+fn a_listing_cut_by_the_walk_cap_is_deterministic_and_says_more_than() {
+    let root = Root::new();
+    root.skill("huge", "Huge.");
+    let cap = skills_fs::read::LISTING_WALK_CAP;
+    // Assets sort after references in the listing, and come first in byte order:
+    // a walk in byte order would list assets; the listing order lists references.
+    for i in 0..(cap / 2 + 50) {
+        root.write(&format!("huge/assets/a{i:05}.txt"), "a");
+        root.write(&format!("huge/references/r{i:05}.md"), "r");
+    }
+    let fs = SkillFs::new(FsOptions::default());
+    let listing = fs.list_resources(&root.join("huge"));
+    assert!(listing.truncated, "the walk stopped at its cap");
+    assert_eq!(listing.entries.len(), FsOptions::default().max_listed);
+    assert_eq!(listing.paths()[0], "references/r00000.md");
+    assert_eq!(listing.paths()[499], "references/r00499.md");
+    // Everything walked but not listed is counted: the cap minus what was
+    // listed, minus the three top-level entries (SKILL.md and two folders).
+    assert_eq!(listing.omitted, cap - 500 - 3);
+    assert_eq!(
+        listing.omitted_note().as_deref(),
+        Some(format!("more than {} not listed", cap - 503).as_str())
+    );
+    for _ in 0..2 {
+        assert_eq!(fs.list_resources(&root.join("huge")), listing);
+    }
+}
+
+/// Under the cap, `omitted` is exact and the listing is not marked cut.
+#[test]
+fn a_listing_under_the_walk_cap_has_an_exact_omitted_count() {
+    let root = Root::new();
+    root.skill("many", "Many.");
+    for i in 0..700 {
+        root.write(&format!("many/references/r{i:04}.md"), "r");
+    }
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("many"));
+    assert!(!listing.truncated);
+    assert_eq!(listing.entries.len(), 500);
+    assert_eq!(listing.omitted, 200);
+    assert_eq!(
+        listing.omitted_note().as_deref(),
+        Some("200 more not listed")
+    );
+}
+
+/// Files sort before a folder of the same stem, as in path order.
+#[test]
+fn listing_order_is_path_order_inside_groups() {
+    let root = Root::new();
+    root.skill("order", "Order.");
+    for path in [
+        "order/references/a/b.md",
+        "order/references/a.md",
+        "order/references/a-b.md",
+    ] {
+        root.write(path, "x");
+    }
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("order"));
+    assert_eq!(
+        listing.paths(),
+        ["references/a-b.md", "references/a.md", "references/a/b.md"]
+    );
+}

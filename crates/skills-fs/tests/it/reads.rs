@@ -3,7 +3,7 @@
 use skills_core::{ErrorKind, LineRange, SkillProvider};
 use skills_fs::FsOptions;
 
-use super::support::{Root, assert_good_loads, block_on, expect_kind, read};
+use super::support::{GOOD_GUIDE, Root, assert_good_loads, block_on, expect_kind, read};
 
 /// The start of a PNG file: the signature, then an IHDR chunk with NUL bytes.
 const PNG: &[u8] =
@@ -331,4 +331,73 @@ mod special_files {
         assert!(diag.is_error());
         assert_good_loads(&provider);
     }
+}
+
+/// Raw bytes: the same checks and cap as text reads, a MIME type from the
+/// extension, binary content allowed.
+#[test]
+fn resource_bytes_are_read_with_a_mime_type() {
+    let root = Root::new();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    root.write("good/assets/logo.png", png);
+    root.write("good/assets/big.bin", vec![7u8; 4000]);
+    let fs = skills_fs::SkillFs::new(FsOptions::default().with_max_resource_bytes(1024));
+    let dir = root.join("good");
+
+    let read = fs
+        .read_resource_bytes(&dir, "assets/logo.png")
+        .expect("read");
+    assert_eq!(read.bytes, png);
+    assert_eq!(read.mime, "image/png");
+    assert_eq!(read.path.as_str(), "assets/logo.png");
+    let guide = fs
+        .read_resource_bytes(&dir, "references/guide.md")
+        .expect("read");
+    assert_eq!(guide.mime, "text/markdown");
+    assert_eq!(guide.bytes, GOOD_GUIDE.as_bytes());
+
+    let err = fs
+        .read_resource_bytes(&dir, "assets/big.bin")
+        .expect_err("too large");
+    assert_eq!(err.kind(), ErrorKind::TooLarge, "{err}");
+    let err = fs
+        .read_resource_bytes(&dir, "../good/SKILL.md")
+        .expect_err("traversal");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
+    let err = fs
+        .read_resource_bytes(&dir, "assets")
+        .expect_err("a folder");
+    assert_eq!(err.kind(), ErrorKind::ResourceNotFound, "{err}");
+    assert_eq!(skills_fs::guess_mime("x/y.JPEG"), "image/jpeg");
+    assert_eq!(skills_fs::guess_mime("noext"), "application/octet-stream");
+}
+
+/// A symlink leading out is refused for byte reads too; one staying inside
+/// is followed; an absolute one is refused even when it points inside.
+#[cfg(unix)]
+#[test]
+fn resource_bytes_follow_the_symlink_rule() {
+    let root = Root::new();
+    std::fs::write(root.outside().join("secret.bin"), "top secret").expect("write");
+    let dir = root.join("good");
+    std::os::unix::fs::symlink(root.outside().join("secret.bin"), dir.join("out.bin"))
+        .expect("symlink");
+    std::os::unix::fs::symlink("references/guide.md", dir.join("in.md")).expect("symlink");
+    std::os::unix::fs::symlink(dir.join("references/guide.md"), dir.join("abs.md"))
+        .expect("symlink");
+    let fs = skills_fs::SkillFs::new(FsOptions::default());
+
+    let err = fs
+        .read_resource_bytes(&dir, "out.bin")
+        .expect_err("leads out");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
+    assert!(!err.to_string().contains("top secret"));
+    assert_eq!(
+        fs.read_resource_bytes(&dir, "in.md").expect("inside").bytes,
+        GOOD_GUIDE.as_bytes()
+    );
+    let err = fs
+        .read_resource_bytes(&dir, "abs.md")
+        .expect_err("absolute target");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
 }
