@@ -28,7 +28,7 @@
 //! refused with [`Refusal::OutsideRoot`], whatever its name.
 //!
 //! # Elsewhere
-//! On non-Unix targets, and for [`Vfs`](crate::Vfs) implementations that do not
+//! On non-Unix targets, and for [`Vfs`] implementations that do not
 //! override the `*_beneath` methods (fake file systems in tests), the same
 //! checks are done on paths: canonicalize, require the result to be inside the
 //! canonical folder, then stat and read the canonical path. That is correct for

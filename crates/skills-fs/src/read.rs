@@ -7,9 +7,10 @@
 //! regular file before reading it, and checks the size on the file it reads.
 //! A path is never checked and then opened again by name.
 //!
-//! The listing walks the skill folder in a fixed order (see
-//! [`list_resources_stamped`]), so the same folder always gives the same
-//! listing, and it says exactly whether the walk was cut.
+//! The listing walks the skill folder in a fixed order (`references/`,
+//! `scripts/`, `assets/`, then the rest; each folder in path order), so the same
+//! folder always gives the same listing, and it says exactly whether the walk
+//! was cut (see [`LISTING_WALK_CAP`]).
 
 use std::collections::HashSet;
 use std::io;

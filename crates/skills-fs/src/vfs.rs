@@ -1,5 +1,5 @@
 //! The file-system seam: every call discovery, staleness checks and reads make goes
-//! through a [`Vfs`], so tests can count them ([`CountingFs`]) or slow them down,
+//! through a [`Vfs`], so tests can count them (`CountingFs`, cargo feature `testing`) or slow them down,
 //! and embedders can substitute their own file system.
 //!
 //! [`RealFs`] is `std::fs` plus the handle-based access of [`crate::beneath`]. The
