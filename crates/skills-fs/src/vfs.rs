@@ -15,7 +15,7 @@ use std::fmt;
 use std::fs;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use skills_core::ResourcePath;
 
@@ -95,10 +95,12 @@ impl FileStat {
         } else {
             FileKind::Other
         };
+        #[cfg_attr(not(unix), allow(unused_mut))]
         let mut stat = Self::new(kind, meta.len(), meta.modified().ok());
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt as _;
+            use std::time::{Duration, UNIX_EPOCH};
             stat.file_id = Some((meta.dev(), meta.ino()));
             stat.links = meta.nlink();
             stat.changed = u64::try_from(meta.ctime())
