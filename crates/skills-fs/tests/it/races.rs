@@ -143,6 +143,7 @@ fn check_no_leak(tally: &Tally) {
         tally.refused.load(Ordering::Relaxed),
         tally.other.load(Ordering::Relaxed),
     );
+    eprintln!("reads: {inside} inside, {refused} refused, {leaked} leaked, {other} other");
     assert_eq!(
         leaked, 0,
         "reads returned the outside file ({inside} inside, {refused} refused, {other} other)"
