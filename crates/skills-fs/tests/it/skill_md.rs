@@ -268,3 +268,45 @@ fn unknown_field_warns_nothing_in_lenient_and_errors_in_strict() {
     assert_eq!(names(&strict), vec!["good"]);
     assert_good_loads(&strict);
 }
+
+/// `SKILL.md` is read beneath its folder like any resource: a symlink that
+/// stays inside is followed, one leading out is a `path-outside-skill` error
+/// (for discovery, `get` and direct loads alike).
+#[cfg(unix)]
+#[test]
+fn skill_md_symlinks_follow_the_resource_rule() {
+    let root = Root::new();
+    std::fs::write(
+        root.outside().join("SKILL.md"),
+        "---\nname: escaped\ndescription: Outside. Use it never.\n---\nOutside body.\n",
+    )
+    .expect("write");
+    std::fs::create_dir_all(root.join("escaped")).expect("mkdir");
+    std::os::unix::fs::symlink(
+        root.outside().join("SKILL.md"),
+        root.join("escaped/SKILL.md"),
+    )
+    .expect("symlink");
+    let shown = assert_skipped(
+        &root,
+        FsOptions::default(),
+        "escaped",
+        Code::PathOutsideSkill,
+    );
+    assert!(shown.contains("outside the skill folder"), "{shown}");
+    let fs = SkillFs::new(FsOptions::default());
+    let err = fs
+        .load_skill(&root.join("escaped"))
+        .expect_err("not loaded");
+    assert!(err.to_string().contains("path-outside-skill"), "{err}");
+    root.write(
+        "linked/docs/real.md",
+        "---\nname: linked\ndescription: Linked inside. Use it for tests.\n---\nInside body.\n",
+    );
+    std::os::unix::fs::symlink("docs/real.md", root.join("linked/SKILL.md")).expect("symlink");
+
+    let linked = fs
+        .load_skill(&root.join("linked"))
+        .expect("an inner link is followed");
+    assert_eq!(linked.body.trim(), "Inside body.");
+}
