@@ -97,8 +97,8 @@ pub fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
             out.push('\n');
             out.push_str(&attr(path));
         }
-        if skill.resources.omitted > 0 {
-            let _ = write!(out, "\n({} more not listed)", skill.resources.omitted);
+        if let Some(note) = skill.resources.omitted_note() {
+            let _ = write!(out, "\n({note})");
         }
         out.push_str("\n</skill_resources>");
         match read_tool {

@@ -11,7 +11,6 @@
 
 mod catalog_report;
 mod logging;
-mod raw;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -29,7 +28,7 @@ use skills_core::{
     is_portable,
 };
 use skills_fs::remote::{self, RemoteOptions};
-use skills_fs::{Discovery, FsOptions, FsProvider, StandardRoots, discover, standard_provider};
+use skills_fs::{Discovery, FsOptions, FsProvider, SkillFs, StandardRoots, standard_provider};
 
 const AFTER_HELP: &str = "\
 Paths: each PATH is a folder of skills (searched recursively), one skill folder,
@@ -369,29 +368,26 @@ fn run(cli: Cli) -> Result<u8, Failure> {
             raw,
             paths,
         } => {
-            let options = read_options(max_bytes);
-            let providers = sources.providers(paths, options.clone())?;
             if raw {
-                // `get` first, so an unknown name lists the names that exist.
-                block_on(providers.combined.get(&name))?;
-                let dir = providers.skill_dir(&name).ok_or_else(|| {
-                    Failure::from(skills_core::Error::skill_not_found(&name, Vec::new()))
-                })?;
                 // Raw bytes cannot be cut with a marker: over the cap is refused.
-                let cap = max_bytes.map_or(options.max_resource_bytes, |n| n as u64);
-                let bytes = raw::read_bytes(&dir, &file, cap)?;
-                out.write_all(&bytes)?;
+                let mut options = FsOptions::default();
+                if let Some(max) = max_bytes {
+                    options = options.with_max_resource_bytes(max as u64);
+                }
+                let provider = sources.provider_with(paths, options)?;
+                let bytes = block_on(provider.read_resource_bytes(&name, &file))?;
+                out.write_all(&bytes.bytes)?;
                 return Ok(0);
             }
-            let content =
-                block_on(providers.combined.read_resource(&name, &file, lines)).map_err(|err| {
-                    let binary = err.kind() == ErrorKind::Binary;
-                    let mut failure = Failure::from(err);
-                    if binary {
-                        failure.message.push_str("; use --raw to write its bytes");
-                    }
-                    failure
-                })?;
+            let provider = sources.provider_with(paths, read_options(max_bytes))?;
+            let content = block_on(provider.read_resource(&name, &file, lines)).map_err(|err| {
+                let binary = err.kind() == ErrorKind::Binary;
+                let mut failure = Failure::from(err);
+                if binary {
+                    failure.message.push_str("; use --raw to write its bytes");
+                }
+                failure
+            })?;
             out.write_all(content.text.as_bytes())?;
             Ok(0)
         }
@@ -453,8 +449,8 @@ fn write_show_text(out: &mut impl Write, skill: &Skill) -> io::Result<()> {
             let size = e.size.map(|s| format!(" ({s} bytes)")).unwrap_or_default();
             writeln!(out, "  {}{size}", text::line(e.path.as_str()))?;
         }
-        if skill.resources.omitted > 0 {
-            writeln!(out, "  … and {} more", skill.resources.omitted)?;
+        if let Some(note) = skill.resources.omitted_note() {
+            writeln!(out, "  … {note}")?;
         }
     }
     writeln!(out, "---")?;
@@ -513,60 +509,33 @@ impl Sources {
     /// One provider over the explicit roots and, when asked, the standard roots
     /// (explicit roots take precedence).
     fn provider(&self, paths: Vec<PathBuf>) -> Result<Arc<dyn SkillProvider>, Failure> {
-        Ok(self.providers(paths, FsOptions::default())?.combined)
+        self.provider_with(paths, FsOptions::default())
     }
 
-    /// [`Sources::provider`] with `options`, keeping the file-system providers
-    /// it is made of (to find a skill's folder).
-    fn providers(&self, paths: Vec<PathBuf>, options: FsOptions) -> Result<Providers, Failure> {
+    /// [`Sources::provider`] with `options`.
+    fn provider_with(
+        &self,
+        paths: Vec<PathBuf>,
+        options: FsOptions,
+    ) -> Result<Arc<dyn SkillProvider>, Failure> {
         let roots = self.resolve(paths)?;
         tracing::debug!(roots = ?roots, standard = self.standard, "skill roots");
-        let explicit = (!roots.is_empty() || !self.standard)
-            .then(|| Arc::new(FsProvider::new(roots.clone(), options.clone())));
-        let standard = self
+        let explicit: Option<Arc<dyn SkillProvider>> = (!roots.is_empty() || !self.standard)
+            .then(|| Arc::new(FsProvider::new(roots, options.clone())) as _);
+        let standard: Option<Arc<dyn SkillProvider>> = self
             .standard
-            .then(|| Arc::new(standard_provider(options.clone())));
-        let combined: Arc<dyn SkillProvider> = match (&explicit, &standard) {
+            .then(|| Arc::new(standard_provider(options.clone())) as _);
+        Ok(match (explicit, standard) {
             (Some(explicit), Some(standard)) => Arc::new(
                 LayeredProvider::new()
-                    .with_layer(
-                        "given paths",
-                        Arc::clone(explicit) as Arc<dyn SkillProvider>,
-                    )
-                    .with_layer(
-                        "standard roots",
-                        Arc::clone(standard) as Arc<dyn SkillProvider>,
-                    ),
+                    .with_layer("given paths", explicit)
+                    .with_layer("standard roots", standard),
             ),
-            (Some(explicit), None) => Arc::clone(explicit) as Arc<dyn SkillProvider>,
-            (None, Some(standard)) => Arc::clone(standard) as Arc<dyn SkillProvider>,
-            (None, None) => Arc::new(FsProvider::new(roots, options)),
-        };
-        Ok(Providers {
-            explicit,
-            standard,
-            combined,
+            (Some(only), None) | (None, Some(only)) => only,
+            // Not reached (no standard roots means explicit roots), but an empty
+            // provider is the honest answer if it were.
+            (None, None) => Arc::new(FsProvider::new(Vec::<PathBuf>::new(), options)),
         })
-    }
-}
-
-/// The providers behind one command.
-struct Providers {
-    /// Over the given paths, when there are any (or no standard roots).
-    explicit: Option<Arc<FsProvider>>,
-    /// Over the standard roots, with `--standard-roots`.
-    standard: Option<Arc<skills_fs::StandardProvider>>,
-    /// What the command reads through: the two above, given paths first.
-    combined: Arc<dyn SkillProvider>,
-}
-
-impl Providers {
-    /// The folder of the skill `name` that `combined` serves.
-    fn skill_dir(&self, name: &str) -> Option<PathBuf> {
-        self.explicit
-            .as_ref()
-            .and_then(|p| p.skill_dir(name))
-            .or_else(|| self.standard.as_ref().and_then(|p| p.skill_dir(name)))
     }
 }
 
@@ -747,7 +716,7 @@ struct ValidateReport {
 /// Validates every skill under `roots`; a path in `explicit` (given by the user)
 /// under which no skill is found is an error.
 fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> ValidateReport {
-    let mut discovery = discover(roots, options);
+    let mut discovery = SkillFs::new(options.clone()).discover(roots);
     relabel_remote(&mut discovery);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();

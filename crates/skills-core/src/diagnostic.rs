@@ -166,6 +166,16 @@ codes! {
     LintScriptNoShebang => "lint-script-no-shebang",
     /// Lint: a script with a `#!` line is not executable.
     LintScriptNotExecutable => "lint-script-not-executable",
+    /// A path of a skill (e.g. a `SKILL.md` symlink) leads outside its folder.
+    PathOutsideSkill => "path-outside-skill",
+    /// A skills root is not a folder.
+    RootNotFolder => "root-not-folder",
+    /// Discovery stopped at a limit (folder count or depth); some skills may be missing.
+    DiscoveryLimit => "discovery-limit",
+    /// Discovery skipped folders by name (version control, dependencies, build output).
+    DirsSkipped => "dirs-skipped",
+    /// A folder or file name that is not valid UTF-8 was skipped.
+    NameNotUtf8 => "name-not-utf8",
 }
 
 impl fmt::Display for Code {

@@ -84,7 +84,8 @@ pub fn list_docs(skill: &Skill) -> Vec<ResourcePath> {
 
 /// Looks `doc` up among the documents of `skill`.
 ///
-/// When the skill's listing was cut at its cap (`omitted > 0`), a name that has
+/// When the skill's listing is not complete (files omitted at its cap, or its
+/// walk cut short), a name that has
 /// the shape of a document is accepted even if it is not listed: the provider's
 /// read then decides whether the file exists.
 ///
@@ -101,7 +102,7 @@ pub fn find_doc(skill: &Skill, doc: &str) -> Result<ResourcePath> {
     let parsed = ResourcePath::parse(doc).ok();
     if let Some(path) = &parsed
         && is_doc(path)
-        && skill.resources.omitted > 0
+        && !skill.resources.is_complete()
     {
         return Ok(path.clone());
     }

@@ -166,8 +166,13 @@ impl ResourceEntry {
 pub struct ResourceListing {
     /// The entries, sorted by (kind, path).
     pub entries: Vec<ResourceEntry>,
-    /// How many more files exist beyond the listing cap.
+    /// How many more files were found beyond the listing cap. Exact unless
+    /// `truncated` is set; then it is a lower bound.
     pub omitted: usize,
+    /// `true` when the walk that produced the listing stopped before it saw
+    /// every file (a provider's walk limit): more files than `omitted` may exist.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 impl ResourceListing {
@@ -177,7 +182,43 @@ impl ResourceListing {
         entries.dedup_by(|a, b| a.path == b.path);
         let omitted = entries.len().saturating_sub(max);
         entries.truncate(max);
-        Self { entries, omitted }
+        Self {
+            entries,
+            omitted,
+            truncated: false,
+        }
+    }
+
+    /// Adds `more` files that were found but not collected to `omitted`.
+    #[must_use]
+    pub fn with_more_omitted(mut self, more: usize) -> Self {
+        self.omitted = self.omitted.saturating_add(more);
+        self
+    }
+
+    /// Marks the listing as cut short by the walk (see `truncated`).
+    #[must_use]
+    pub fn with_truncated(mut self, truncated: bool) -> Self {
+        self.truncated = truncated;
+        self
+    }
+
+    /// `true` when every file is listed: nothing omitted, the walk not cut.
+    pub fn is_complete(&self) -> bool {
+        self.omitted == 0 && !self.truncated
+    }
+
+    /// The note renderers append after the entries when the listing is not
+    /// complete: `12 more not listed`, or, when the walk was cut, `more than 12
+    /// not listed`. "More than" appears exactly when the walk was cut.
+    pub fn omitted_note(&self) -> Option<String> {
+        if self.is_complete() {
+            None
+        } else if self.truncated {
+            Some(format!("more than {} not listed", self.omitted))
+        } else {
+            Some(format!("{} more not listed", self.omitted))
+        }
     }
 
     /// Entries of one kind.
@@ -464,10 +505,6 @@ const MIME_TABLE: &[(&str, &str)] = &[
     ("css", "text/css"),
     ("csv", "text/csv"),
     ("doc", "application/msword"),
-    (
-        "docx",
-        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ),
     ("gif", "image/gif"),
     ("go", "text/x-go"),
     ("gz", "application/gzip"),
@@ -483,17 +520,17 @@ const MIME_TABLE: &[(&str, &str)] = &[
     ("js", "text/javascript"),
     ("json", "application/json"),
     ("jsonl", "application/jsonl"),
+    ("log", "text/plain"),
+    ("markdown", "text/markdown"),
     ("md", "text/markdown"),
     ("mjs", "text/javascript"),
     ("mp3", "audio/mpeg"),
     ("mp4", "video/mp4"),
+    ("ogg", "audio/ogg"),
+    ("otf", "font/otf"),
     ("pdf", "application/pdf"),
     ("pl", "text/x-perl"),
     ("png", "image/png"),
-    (
-        "pptx",
-        "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    ),
     ("ps1", "text/plain"),
     ("py", "text/x-python"),
     ("rb", "text/x-ruby"),
@@ -502,6 +539,7 @@ const MIME_TABLE: &[(&str, &str)] = &[
     ("sql", "application/sql"),
     ("svg", "image/svg+xml"),
     ("tar", "application/x-tar"),
+    ("text", "text/plain"),
     ("tgz", "application/gzip"),
     ("toml", "application/toml"),
     ("ts", "text/x-typescript"),
@@ -510,13 +548,10 @@ const MIME_TABLE: &[(&str, &str)] = &[
     ("txt", "text/plain"),
     ("wasm", "application/wasm"),
     ("wav", "audio/wav"),
+    ("webm", "video/webm"),
     ("webp", "image/webp"),
     ("woff", "font/woff"),
     ("woff2", "font/woff2"),
-    (
-        "xlsx",
-        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ),
     ("xml", "application/xml"),
     ("yaml", "application/yaml"),
     ("yml", "application/yaml"),
@@ -618,6 +653,16 @@ mod tests {
             ]
         );
         assert_eq!(listing.omitted, 2);
+        assert_eq!(listing.omitted_note().as_deref(), Some("2 more not listed"));
+        let cut = listing.clone().with_more_omitted(3).with_truncated(true);
+        assert_eq!(
+            cut.omitted_note().as_deref(),
+            Some("more than 5 not listed")
+        );
+        assert!(!cut.is_complete());
+        let all = ResourceListing::new(vec![e("a.md")], 4);
+        assert!(all.is_complete());
+        assert_eq!(all.omitted_note(), None);
     }
 
     #[test]

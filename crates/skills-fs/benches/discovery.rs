@@ -149,7 +149,8 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("get_uncached_load_skill", |b| {
         let dir = root.join(name);
-        b.iter(|| black_box(skills_fs::load_skill(&dir, &FsOptions::default()).expect("load")));
+        let skill_fs = skills_fs::SkillFs::new(FsOptions::default());
+        b.iter(|| black_box(skill_fs.load_skill(&dir).expect("load")));
     });
     group.finish();
 }

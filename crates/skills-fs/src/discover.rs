@@ -4,8 +4,21 @@
 //! * A root is either one skill folder (it has a `SKILL.md`) or a folder searched
 //!   recursively for skill folders, down to [`FsOptions::max_depth`] levels and at
 //!   most [`FsOptions::max_dirs`] folders.
-//! * Dot folders, `node_modules` and `target` are skipped; a skill folder is not
-//!   searched further (its subfolders are its resources).
+//! * Folders named in [`FsOptions::skip_dirs`] (version control, tool and
+//!   dependency folders: `.git`, `node_modules`, `target`, … see
+//!   [`DEFAULT_SKIP_DIRS`](crate::options::DEFAULT_SKIP_DIRS)) are not searched;
+//!   other dot folders are (vendor libraries keep skills in `.curated/`,
+//!   `.system/`, `.experimental/`). A skill folder is not searched further (its
+//!   subfolders are its resources).
+//! * Every folder not searched is counted, one warning per reason: by name
+//!   (`dirs-skipped`), at the depth limit or after the folder limit
+//!   (`discovery-limit`). A folder whose name is not UTF-8 gets a `name-not-utf8`
+//!   warning. A folder that cannot be listed, and a `SKILL.md` that cannot be
+//!   read, are errors (`io-error`); a root that is not a folder is a
+//!   `root-not-folder` error.
+//! * `SKILL.md` is read by handle beneath its skill folder, like every resource
+//!   (see [`crate::beneath`]): a `SKILL.md` symlink that stays inside the folder
+//!   is followed, one leading out is a `path-outside-skill` error.
 //! * Children are visited in byte order of their names, so results (and which of two
 //!   same-named skills wins) are deterministic.
 //! * Symlinked folders are followed; a folder reached twice (a symlink loop or two
@@ -15,14 +28,13 @@
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use skills_core::{Code, Diagnostic, Origin, SkillDocument, parse_skill_md_bytes};
+use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
+
+use crate::beneath::Refusal;
 
 use crate::cache::Stamp;
 use crate::options::FsOptions;
-use crate::vfs::{FileStat, RealFs, Vfs};
-
-/// Folder names never searched for skills.
-const SKIPPED_DIRS: &[&str] = &["node_modules", "target"];
+use crate::vfs::{FileKind, FileStat, Vfs};
 
 /// One skill folder found by discovery, valid or not.
 #[derive(Debug, Clone)]
@@ -99,13 +111,8 @@ impl Discovery {
     }
 }
 
-/// Finds and parses every skill under `roots`.
-pub fn discover(roots: &[PathBuf], options: &FsOptions) -> Discovery {
-    discover_in(&RealFs, roots, options)
-}
-
-/// [`discover`] through the file system `vfs`.
-pub fn discover_in(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Discovery {
+/// Finds and parses every skill under `roots`, through `vfs`.
+pub(crate) fn discover_in(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Discovery {
     discover_watched(vfs, roots, options).discovery
 }
 
@@ -130,13 +137,20 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         out: Discovery::default(),
         visited: HashSet::new(),
         dirs_seen: 0,
-        limit_reported: false,
+        skipped: Skipped::default(),
         dirs: Vec::new(),
         skill_mds: Vec::new(),
     };
+    let _span = tracing::debug_span!("discover", roots = roots.len()).entered();
     for root in roots {
         walk.root(root);
     }
+    walk.report_skipped();
+    tracing::debug!(
+        skills = walk.out.skills.len(),
+        folders = walk.dirs_seen,
+        "discovered"
+    );
     Watched {
         discovery: walk.out,
         dirs: walk.dirs,
@@ -144,26 +158,16 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     }
 }
 
-/// Finds the `SKILL.md` of a folder (`skill.md` as a fallback).
-pub fn find_skill_md(dir: &Path) -> Option<PathBuf> {
-    find_skill_md_in(&RealFs, dir)
-}
-
-/// [`find_skill_md`] through the file system `vfs`.
-pub fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
+/// Finds the `SKILL.md` of a folder (`skill.md` as a fallback), through `vfs`.
+pub(crate) fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
     ["SKILL.md", "skill.md"]
         .iter()
         .map(|n| dir.join(n))
         .find(|p| vfs.symlink_metadata(p).is_ok())
 }
 
-/// Reads and parses one skill folder.
-pub fn load_skill_dir(dir: &Path, options: &FsOptions) -> DiscoveredSkill {
-    load_skill_dir_in(&RealFs, dir, options)
-}
-
-/// [`load_skill_dir`] through the file system `vfs`.
-pub fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
+/// Reads and parses one skill folder, through `vfs`.
+pub(crate) fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
     load_skill_dir_stamped(vfs, dir, options).0
 }
 
@@ -214,42 +218,61 @@ fn load_skill_md(
     skill.skill_md = Some(md.clone());
     let error =
         |code: Code, message: String| Diagnostic::error(code, message).in_file(file.clone());
-    let meta = match stat.map_or_else(|| vfs.metadata(&md), Ok) {
-        Ok(meta) => meta,
+    let _span = tracing::debug_span!("skill_md", path = %file).entered();
+    // Read by handle beneath the skill folder, like every resource: a link
+    // inside the folder is followed, one leading out is refused.
+    let name = md
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| ResourcePath::parse(n).ok());
+    let Some(name) = name else {
+        skill.diagnostics.push(error(
+            Code::IoError,
+            "cannot read SKILL.md: its path has no file name".to_owned(),
+        ));
+        return (skill, Stamp::new(&md, stat));
+    };
+    let (meta, bytes) = match vfs.read_beneath(dir, &name, options.max_skill_md_bytes) {
+        Ok(read) => read,
         Err(err) => {
-            skill
-                .diagnostics
-                .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return (skill, Stamp::new(&md, None));
+            let diag = match Refusal::of(&err) {
+                Some(Refusal::NotRegular(kind)) => {
+                    tracing::warn!(kind = ?kind, "refused SKILL.md: not a regular file");
+                    error(
+                        Code::SkillMdNotFile,
+                        format!(
+                            "SKILL.md is not a regular file (it is {})",
+                            match kind {
+                                FileKind::Dir => "a directory",
+                                FileKind::Symlink => "a symbolic link",
+                                _ => "a pipe, device or socket",
+                            }
+                        ),
+                    )
+                }
+                Some(Refusal::TooLarge { len, cap }) => {
+                    tracing::warn!(bytes = len, cap, "refused SKILL.md: too large");
+                    error(
+                        Code::SkillMdTooLarge,
+                        format!("SKILL.md is {len} bytes; the limit is {cap} bytes"),
+                    )
+                }
+                Some(Refusal::OutsideRoot) => {
+                    tracing::warn!("refused SKILL.md: a symlink leading outside the skill folder");
+                    error(
+                        Code::PathOutsideSkill,
+                        "SKILL.md is a symlink leading outside the skill folder; it is not read"
+                            .to_owned(),
+                    )
+                }
+                None => error(Code::IoError, format!("cannot read SKILL.md: {err}")),
+            };
+            skill.diagnostics.push(diag);
+            return (skill, Stamp::new(&md, stat));
         }
     };
+    tracing::debug!(bytes = bytes.len(), "read SKILL.md");
     let stamp = Stamp::new(&md, Some(meta));
-    if !meta.is_file() {
-        skill.diagnostics.push(error(
-            Code::SkillMdNotFile,
-            "SKILL.md is not a regular file (is it a directory?)".to_owned(),
-        ));
-        return (skill, stamp);
-    }
-    if meta.len > options.max_skill_md_bytes {
-        skill.diagnostics.push(error(
-            Code::SkillMdTooLarge,
-            format!(
-                "SKILL.md is {} bytes; the limit is {} bytes",
-                meta.len, options.max_skill_md_bytes
-            ),
-        ));
-        return (skill, stamp);
-    }
-    let bytes = match vfs.read(&md, options.max_skill_md_bytes) {
-        Ok(bytes) => bytes,
-        Err(err) => {
-            skill
-                .diagnostics
-                .push(error(Code::IoError, format!("cannot read SKILL.md: {err}")));
-            return (skill, stamp);
-        }
-    };
     // `.` or `..` have no file name: use the real folder's name.
     let canonical = dir
         .file_name()
@@ -277,9 +300,20 @@ struct Walk<'a> {
     out: Discovery,
     visited: HashSet<DirId>,
     dirs_seen: usize,
-    limit_reported: bool,
+    skipped: Skipped,
     dirs: Vec<Stamp>,
     skill_mds: Vec<Stamp>,
+}
+
+/// Folders discovery did not search, per reason.
+#[derive(Debug, Default)]
+struct Skipped {
+    /// By name ([`FsOptions::skip_dirs`]): how many of each name.
+    by_name: BTreeMap<String, usize>,
+    /// Folders at the depth limit whose contents were not searched.
+    by_depth: usize,
+    /// Folders not searched because the folder limit was reached.
+    by_count: usize,
 }
 
 impl Walk<'_> {
@@ -292,7 +326,7 @@ impl Walk<'_> {
             Ok(meta) if meta.is_dir() => meta,
             Ok(_) => {
                 self.out.diagnostics.push(Diagnostic::error(
-                    Code::IoError,
+                    Code::RootNotFolder,
                     format!("skills root `{}` is not a folder", root.display()),
                 ));
                 return;
@@ -346,7 +380,14 @@ impl Walk<'_> {
         let entries = match self.vfs.read_dir(dir) {
             Ok(entries) => entries,
             Err(err) => {
-                self.out.diagnostics.push(Diagnostic::warning(
+                // Vanished since it was seen: a race, not a broken library.
+                let diag = if err.kind() == std::io::ErrorKind::NotFound {
+                    Diagnostic::warning
+                } else {
+                    Diagnostic::error
+                };
+                tracing::warn!(folder = %dir.display(), error = %err, "cannot list a folder");
+                self.out.diagnostics.push(diag(
                     Code::IoError,
                     format!("cannot list `{}`: {err}", dir.display()),
                 ));
@@ -355,29 +396,36 @@ impl Walk<'_> {
         };
         let mut names = entries;
         names.sort();
+        tracing::trace!(folder = %dir.display(), entries = names.len(), "searching");
         let mut found = 0;
         for name in names {
-            let Some(text) = name.to_str() else { continue };
-            if text.starts_with('.') || SKIPPED_DIRS.contains(&text) {
+            let path = dir.join(&name);
+            let text = name.to_str();
+            if let Some(text) = text
+                && self.options.skip_dirs.iter().any(|d| d == text)
+            {
+                if self.vfs.metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    *self.skipped.by_name.entry(text.to_owned()).or_default() += 1;
+                }
                 continue;
             }
-            let path = dir.join(&name);
             let meta = match self.vfs.metadata(&path) {
                 Ok(meta) if meta.is_dir() => meta,
                 _ => continue,
             };
+            if text.is_none() {
+                self.out.diagnostics.push(Diagnostic::warning(
+                    Code::NameNotUtf8,
+                    format!(
+                        "skipped the folder `{}`: its name is not valid UTF-8",
+                        path.display()
+                    ),
+                ));
+                continue;
+            }
             if self.dirs_seen >= self.options.max_dirs {
-                if !self.limit_reported {
-                    self.limit_reported = true;
-                    self.out.diagnostics.push(Diagnostic::warning(
-                        Code::IoError,
-                        format!(
-                            "stopped searching after {} folders (the limit); some skills may be missing",
-                            self.options.max_dirs
-                        ),
-                    ));
-                }
-                return found;
+                self.skipped.by_count += 1;
+                continue;
             }
             self.dirs_seen += 1;
             if !self.first_visit(&path, &meta) {
@@ -393,6 +441,7 @@ impl Walk<'_> {
             let below = if depth < self.options.max_depth {
                 self.children(&path, depth + 1)
             } else {
+                self.skipped.by_depth += 1;
                 0
             };
             if below == 0 && depth == 1 && looks_like_skill(self.vfs, &path) {
@@ -408,6 +457,74 @@ impl Walk<'_> {
         }
         found
     }
+
+    /// One diagnostic per reason folders were not searched, with counts.
+    fn report_skipped(&mut self) {
+        let skipped = std::mem::take(&mut self.skipped);
+        if !skipped.by_name.is_empty() {
+            let total: usize = skipped.by_name.values().sum();
+            let names: Vec<String> = skipped
+                .by_name
+                .iter()
+                .map(|(name, n)| {
+                    if *n == 1 {
+                        name.clone()
+                    } else {
+                        format!("{name} ×{n}")
+                    }
+                })
+                .collect();
+            tracing::debug!(folders = total, "skipped folders by name");
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::DirsSkipped,
+                format!(
+                    "skipped {total} folder{} by name ({}); change `skip_dirs` to search them",
+                    plural(total),
+                    names.join(", ")
+                ),
+            ));
+        }
+        if skipped.by_depth > 0 {
+            let n = skipped.by_depth;
+            tracing::info!(
+                folders = n,
+                depth = self.options.max_depth,
+                "folders at the depth limit not searched"
+            );
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::DiscoveryLimit,
+                format!(
+                    "{n} folder{} at the depth limit ({} levels) {} not searched further; skills below {} may be missing",
+                    plural(n),
+                    self.options.max_depth,
+                    if n == 1 { "was" } else { "were" },
+                    if n == 1 { "it" } else { "them" },
+                ),
+            ));
+        }
+        if skipped.by_count > 0 {
+            let n = skipped.by_count;
+            tracing::warn!(
+                folders = n,
+                limit = self.options.max_dirs,
+                "folder limit reached"
+            );
+            self.out.diagnostics.push(Diagnostic::warning(
+                Code::DiscoveryLimit,
+                format!(
+                    "stopped searching after {} folders (the limit): {n} more folder{} (and what is below {}) {} not searched; some skills may be missing",
+                    self.options.max_dirs,
+                    plural(n),
+                    if n == 1 { "it" } else { "them" },
+                    if n == 1 { "was" } else { "were" },
+                ),
+            ));
+        }
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// What identifies a folder however it was reached (through symlinks or not).

@@ -9,8 +9,10 @@
 //!
 //! # Safety rules
 //! * A bad skill produces diagnostics and is skipped; it never breaks discovery.
-//! * Every resource path is checked lexically, canonicalized and required to stay
-//!   inside the skill folder; symlinks pointing out are refused.
+//! * Every resource path is checked lexically, then opened by handle beneath the
+//!   skill folder (`openat2(RESOLVE_BENEATH)` or a component walk, see
+//!   [`beneath`]); symlinks pointing out are refused, and only regular files are
+//!   read, without blocking on pipes or devices.
 //! * Every read is bounded: `SKILL.md` size, resource size, bytes per read, folders
 //!   searched, files listed. See [`FsOptions`].
 //!
@@ -24,6 +26,7 @@
 //! }
 //! ```
 
+pub mod beneath;
 pub mod cache;
 pub mod discover;
 pub mod lint;
@@ -32,21 +35,25 @@ pub mod provider;
 pub mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
+pub mod skill_fs;
 pub mod standard_roots;
 pub mod vfs;
 
+pub use beneath::Refusal;
 #[cfg(feature = "testing")]
 pub use cache::ManualClock;
 pub use cache::{Clock, FsEnv, SystemClock};
-pub use discover::{DiscoveredSkill, Discovery, discover, find_skill_md, load_skill_dir};
+pub use discover::{DiscoveredSkill, Discovery};
 pub use lint::{lint_skill_dir, resource_facts};
 pub use options::FsOptions;
-pub use provider::{FsProvider, load_skill};
-pub use read::{list_resources, read_resource};
+pub use provider::FsProvider;
+pub use skill_fs::SkillFs;
 pub use standard_roots::{
     FoundRoots, Scope, StandardProvider, StandardRoot, StandardRoots, standard_provider,
 };
-pub use vfs::{CountingFs, FileKind, FileStat, FsCounts, FsOp, RealFs, Vfs};
+#[cfg(feature = "testing")]
+pub use vfs::{CountingFs, FsCounts, FsOp};
+pub use vfs::{FileKind, FileStat, RealFs, Vfs};
 
 /// The examples in `docs/providers.md`, compiled as doc tests.
 #[cfg(doctest)]

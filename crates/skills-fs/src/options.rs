@@ -11,6 +11,29 @@ pub const DEFAULT_MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
 /// Default time a catalog snapshot is trusted without looking at the disk (2 s).
 pub const DEFAULT_COOLDOWN: Duration = Duration::from_secs(2);
 
+/// Folder names discovery never searches by default: version control, tool and
+/// dependency folders, which can be huge and never hold skills of their own.
+/// Other dot folders (`.curated/`, `.system/`, `.agents/`, …) are searched.
+pub const DEFAULT_SKIP_DIRS: &[&str] = &[
+    ".git",
+    ".hg",
+    ".svn",
+    ".bzr",
+    ".jj",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".cache",
+    ".idea",
+    ".vscode",
+    ".direnv",
+];
+
 /// Options for discovery and reads. Every limit has a safe default.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -42,6 +65,10 @@ pub struct FsOptions {
     /// file and a rename (what many editors do) does. Costs a second `stat` per
     /// skill per check. `get` notices in-place edits of its own skill either way.
     pub watch_skill_md: bool,
+    /// Folder names discovery does not search (exact names, any depth; default
+    /// [`DEFAULT_SKIP_DIRS`]). Every folder skipped this way is counted in a
+    /// `dirs-skipped` warning.
+    pub skip_dirs: Vec<String>,
 }
 
 impl Default for FsOptions {
@@ -57,6 +84,7 @@ impl Default for FsOptions {
             max_listing_depth: 6,
             cooldown: DEFAULT_COOLDOWN,
             watch_skill_md: false,
+            skip_dirs: DEFAULT_SKIP_DIRS.iter().map(|d| (*d).to_owned()).collect(),
         }
     }
 }
@@ -115,6 +143,18 @@ impl FsOptions {
     #[must_use]
     pub fn with_max_skill_md_bytes(mut self, bytes: u64) -> Self {
         self.max_skill_md_bytes = bytes;
+        self
+    }
+
+    /// Sets the folder names discovery does not search (replacing
+    /// [`DEFAULT_SKIP_DIRS`]; pass an empty list to search everything).
+    #[must_use]
+    pub fn with_skip_dirs<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.skip_dirs = names.into_iter().map(Into::into).collect();
         self
     }
 }

@@ -29,15 +29,16 @@ use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use skills_core::provider::not_found;
 use skills_core::{
-    Catalog, Diagnostic, Error, ErrorKind, LineRange, ResourceContent, Skill, SkillProvider,
+    Catalog, Diagnostic, Error, ErrorKind, LineRange, ResourceBytes, ResourceContent, Skill,
+    SkillProvider,
 };
 use tracing::{Instrument, debug_span, field};
 
 use crate::cache::{FsEnv, Stamp, all_unchanged};
 use crate::discover::{Discovery, discover_watched, load_skill_dir_stamped};
 use crate::options::FsOptions;
-use crate::read::{list_resources_stamped, read_resource_in};
-use crate::vfs::{RealFs, Vfs};
+use crate::read::{list_resources_stamped, read_resource_bytes_in, read_resource_in};
+use crate::vfs::Vfs;
 
 /// One immutable scan result. Readers hold an `Arc` to it, so a rescan never
 /// shows them a half-built state.
@@ -620,25 +621,22 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
 }
 
-/// Loads one skill folder into a [`Skill`] (body and listing), re-reading it.
+/// Loads one skill folder into a [`Skill`] (body and listing), re-reading it,
+/// through `vfs`.
 ///
 /// # Errors
 /// [`ErrorKind::InvalidSkill`] when the folder holds no usable skill.
-pub fn load_skill(dir: &Path, options: &FsOptions) -> Result<Skill, Error> {
-    load_skill_in(&RealFs, dir, options)
-}
-
-/// [`load_skill`] through the file system `vfs`.
-///
-/// # Errors
-/// As [`load_skill`].
-pub fn load_skill_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> Result<Skill, Error> {
+pub(crate) fn load_skill_in(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    options: &FsOptions,
+) -> Result<Skill, Error> {
     load_skill_stamped(vfs, dir, options, None)
 }
 
 /// [`load_skill_in`]; with `stamps`, records the stats that show later whether
 /// the result is still current.
-fn load_skill_stamped(
+pub(crate) fn load_skill_stamped(
     vfs: &dyn Vfs,
     dir: &Path,
     options: &FsOptions,
@@ -718,6 +716,34 @@ impl SkillProvider for FsProvider {
             span.record("elapsed_us", micros(started));
             if let Ok(content) = &result {
                 span.record("bytes", content.text.len());
+            }
+            result
+        }
+        .instrument(span)
+        .await
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes, Error> {
+        let span = debug_span!(
+            "skills_fs.read_resource_bytes",
+            skill = name,
+            path,
+            bytes = field::Empty,
+            elapsed_us = field::Empty
+        );
+        async {
+            let started = Instant::now();
+            let (_, dir) = self.inner.dir_of(name).await?;
+            let inner = Arc::clone(&self.inner);
+            let path = path.to_owned();
+            let result = self
+                .inner
+                .blocking(move || read_resource_bytes_in(inner.vfs(), &dir, &path, &inner.options))
+                .await;
+            let span = tracing::Span::current();
+            span.record("elapsed_us", micros(started));
+            if let Ok(content) = &result {
+                span.record("bytes", content.len());
             }
             result
         }

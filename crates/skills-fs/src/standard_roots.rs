@@ -43,8 +43,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use skills_core::{
-    Catalog, Code, Diagnostic, Error, LayeredProvider, LineRange, ResourceContent, Skill,
-    SkillProvider,
+    Catalog, Code, Diagnostic, Error, LayeredProvider, LineRange, ResourceBytes, ResourceContent,
+    Skill, SkillProvider,
 };
 
 use crate::options::FsOptions;
@@ -439,7 +439,7 @@ impl StandardProvider {
                             self.roots[i].label,
                         );
                         let mut diag = Diagnostic::warning(Code::LayerCollision, message);
-                        if let Some(md) = crate::find_skill_md(&dir) {
+                        if let Some(md) = crate::SkillFs::default().find_skill_md(&dir) {
                             diag = diag.in_file(md.display().to_string());
                         }
                         out.push(diag);
@@ -476,6 +476,10 @@ impl SkillProvider for StandardProvider {
         range: Option<LineRange>,
     ) -> Result<ResourceContent, Error> {
         self.layered.read_resource(name, path, range).await
+    }
+
+    async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes, Error> {
+        self.layered.read_resource_bytes(name, path).await
     }
 
     async fn diagnostics(&self) -> Vec<Diagnostic> {

@@ -1,19 +1,28 @@
 //! The file-system seam: every call discovery, staleness checks and reads make goes
-//! through a [`Vfs`], so tests can count them ([`CountingFs`]) or slow them down,
+//! through a [`Vfs`], so tests can count them (`CountingFs`, cargo feature `testing`) or slow them down,
 //! and embedders can substitute their own file system.
 //!
-//! [`RealFs`] is `std::fs`. The trait is deliberately small: five operations, each
-//! one system call or a short sequence of them.
+//! [`RealFs`] is `std::fs` plus the handle-based access of [`crate::beneath`]. The
+//! trait is deliberately small: five path operations, each one system call or a
+//! short sequence of them, and three operations beneath a skill folder
+//! ([`Vfs::read_beneath`], [`Vfs::stat_beneath`], [`Vfs::read_dir_beneath`]) that
+//! every read of a skill's files goes through. Their default implementations
+//! work on paths (see [`crate::beneath`]), so a fake file system only has to
+//! implement the five path operations.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::fs;
 use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
+
+use skills_core::ResourcePath;
+
+use crate::beneath;
+
+#[cfg(feature = "testing")]
+pub use counting::{CountingFs, FsCounts, FsOp};
 
 /// What a path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -86,10 +95,12 @@ impl FileStat {
         } else {
             FileKind::Other
         };
+        #[cfg_attr(not(unix), allow(unused_mut))]
         let mut stat = Self::new(kind, meta.len(), meta.modified().ok());
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt as _;
+            use std::time::{Duration, UNIX_EPOCH};
             stat.file_id = Some((meta.dev(), meta.ino()));
             stat.links = meta.nlink();
             stat.changed = u64::try_from(meta.ctime())
@@ -131,6 +142,43 @@ pub trait Vfs: Send + Sync + fmt::Debug {
 
     /// The absolute path with every symbolic link resolved.
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf>;
+
+    /// Reads the regular file `rel` inside the folder `root`, failing when it
+    /// holds more than `cap` bytes; returns its stat (taken on the file that was
+    /// read) and its bytes.
+    ///
+    /// Links that stay inside `root` are followed; anything leading out fails
+    /// with [`Refusal::OutsideRoot`](crate::beneath::Refusal), a file that is not
+    /// regular with [`Refusal::NotRegular`](crate::beneath::Refusal), a file over
+    /// the cap with [`Refusal::TooLarge`](crate::beneath::Refusal), without
+    /// reading (or blocking on) it. [`RealFs`] does this by handle, race-free on
+    /// Unix; the default implementation checks paths (canonicalize, contain,
+    /// stat, [`Vfs::read`]), which is right for file systems nobody changes
+    /// concurrently.
+    fn read_beneath(
+        &self,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+    ) -> io::Result<(FileStat, Vec<u8>)> {
+        beneath::read_by_path(self, root, rel, cap)
+    }
+
+    /// `stat` of `rel` inside `root` (of `root` itself for `None`), following
+    /// links that stay inside; refused like [`Vfs::read_beneath`].
+    fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
+        beneath::stat_by_path(self, root, rel)
+    }
+
+    /// The entry names of the folder `rel` inside `root` (of `root` itself for
+    /// `None`), in any order; refused like [`Vfs::read_beneath`].
+    fn read_dir_beneath(
+        &self,
+        root: &Path,
+        rel: Option<&ResourcePath>,
+    ) -> io::Result<Vec<OsString>> {
+        beneath::read_dir_by_path(self, root, rel)
+    }
 }
 
 /// The real file system (`std::fs`).
@@ -171,159 +219,237 @@ impl Vfs for RealFs {
     fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
         fs::canonicalize(path)
     }
-}
 
-/// One [`Vfs`] operation, as counted by [`CountingFs`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum FsOp {
-    /// [`Vfs::read_dir`].
-    ReadDir,
-    /// [`Vfs::metadata`].
-    Metadata,
-    /// [`Vfs::symlink_metadata`].
-    SymlinkMetadata,
-    /// [`Vfs::read`].
-    Read,
-    /// [`Vfs::canonicalize`].
-    Canonicalize,
-}
+    fn read_beneath(
+        &self,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+    ) -> io::Result<(FileStat, Vec<u8>)> {
+        beneath::read_file(root, rel, cap)
+    }
 
-impl FsOp {
-    const ALL: [Self; 5] = [
-        Self::ReadDir,
-        Self::Metadata,
-        Self::SymlinkMetadata,
-        Self::Read,
-        Self::Canonicalize,
-    ];
+    fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
+        beneath::stat(root, rel)
+    }
 
-    fn index(self) -> usize {
-        match self {
-            Self::ReadDir => 0,
-            Self::Metadata => 1,
-            Self::SymlinkMetadata => 2,
-            Self::Read => 3,
-            Self::Canonicalize => 4,
-        }
+    fn read_dir_beneath(
+        &self,
+        root: &Path,
+        rel: Option<&ResourcePath>,
+    ) -> io::Result<Vec<OsString>> {
+        beneath::read_dir(root, rel)
     }
 }
 
-/// Calls made through a [`CountingFs`] since it was created or last reset.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FsCounts {
-    /// Calls per operation.
-    pub per_op: BTreeMap<FsOp, u64>,
-    /// Every call in order, with its path.
-    pub calls: Vec<(FsOp, PathBuf)>,
-}
+#[cfg(feature = "testing")]
+mod counting {
+    //! [`CountingFs`], a test seam (cargo feature `testing`).
 
-impl FsCounts {
-    /// Calls of one operation.
-    pub fn of(&self, op: FsOp) -> u64 {
-        self.per_op.get(&op).copied().unwrap_or(0)
+    use std::collections::BTreeMap;
+    use std::ffi::OsString;
+    use std::io;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use skills_core::ResourcePath;
+
+    use super::{FileStat, RealFs, Vfs};
+
+    /// One [`Vfs`] operation, as counted by [`CountingFs`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+    pub enum FsOp {
+        /// [`Vfs::read_dir`].
+        ReadDir,
+        /// [`Vfs::metadata`].
+        Metadata,
+        /// [`Vfs::symlink_metadata`].
+        SymlinkMetadata,
+        /// [`Vfs::read`] or [`Vfs::read_beneath`] (a file read, logged with the
+        /// joined path).
+        Read,
+        /// [`Vfs::canonicalize`].
+        Canonicalize,
+        /// [`Vfs::stat_beneath`] (logged with the joined path).
+        StatBeneath,
+        /// [`Vfs::read_dir_beneath`] (logged with the joined path).
+        ReadDirBeneath,
     }
 
-    /// All calls.
-    pub fn total(&self) -> u64 {
-        self.per_op.values().sum()
-    }
+    impl FsOp {
+        const ALL: [Self; 7] = [
+            Self::ReadDir,
+            Self::Metadata,
+            Self::SymlinkMetadata,
+            Self::Read,
+            Self::Canonicalize,
+            Self::StatBeneath,
+            Self::ReadDirBeneath,
+        ];
 
-    /// Calls of `op` on exactly `path`.
-    pub fn on(&self, op: FsOp, path: &Path) -> usize {
-        self.calls
-            .iter()
-            .filter(|(o, p)| *o == op && p == path)
-            .count()
-    }
-}
-
-/// A [`Vfs`] wrapper that counts and logs every call, for tests and benchmarks
-/// that assert how much file-system work an operation does.
-#[derive(Debug)]
-pub struct CountingFs<F = RealFs> {
-    inner: F,
-    counts: [AtomicU64; 5],
-    log: Mutex<Vec<(FsOp, PathBuf)>>,
-}
-
-impl Default for CountingFs<RealFs> {
-    fn default() -> Self {
-        Self::new(RealFs)
-    }
-}
-
-impl<F: Vfs> CountingFs<F> {
-    /// Wraps `inner`.
-    pub fn new(inner: F) -> Self {
-        Self {
-            inner,
-            counts: Default::default(),
-            log: Mutex::new(Vec::new()),
+        fn index(self) -> usize {
+            match self {
+                Self::ReadDir => 0,
+                Self::Metadata => 1,
+                Self::SymlinkMetadata => 2,
+                Self::Read => 3,
+                Self::Canonicalize => 4,
+                Self::StatBeneath => 5,
+                Self::ReadDirBeneath => 6,
+            }
         }
     }
 
-    /// The calls so far.
-    pub fn counts(&self) -> FsCounts {
-        let per_op = FsOp::ALL
-            .iter()
-            .map(|op| (*op, self.counts[op.index()].load(Ordering::SeqCst)))
-            .filter(|(_, n)| *n > 0)
-            .collect();
-        let calls = match self.log.lock() {
-            Ok(log) => log.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        };
-        FsCounts { per_op, calls }
+    /// `root` joined with `rel`, for the call log.
+    fn joined(root: &Path, rel: Option<&ResourcePath>) -> PathBuf {
+        rel.map_or_else(
+            || root.to_path_buf(),
+            |rel| rel.components().fold(root.to_path_buf(), |p, c| p.join(c)),
+        )
     }
 
-    /// All calls so far.
-    pub fn total(&self) -> u64 {
-        self.counts.iter().map(|c| c.load(Ordering::SeqCst)).sum()
+    /// Calls made through a [`CountingFs`] since it was created or last reset.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct FsCounts {
+        /// Calls per operation.
+        pub per_op: BTreeMap<FsOp, u64>,
+        /// Every call in order, with its path.
+        pub calls: Vec<(FsOp, PathBuf)>,
     }
 
-    /// Forgets the calls so far.
-    pub fn reset(&self) {
-        for count in &self.counts {
-            count.store(0, Ordering::SeqCst);
+    impl FsCounts {
+        /// Calls of one operation.
+        pub fn of(&self, op: FsOp) -> u64 {
+            self.per_op.get(&op).copied().unwrap_or(0)
         }
-        match self.log.lock() {
-            Ok(mut log) => log.clear(),
-            Err(poisoned) => poisoned.into_inner().clear(),
+
+        /// All calls.
+        pub fn total(&self) -> u64 {
+            self.per_op.values().sum()
+        }
+
+        /// Calls of `op` on exactly `path`.
+        pub fn on(&self, op: FsOp, path: &Path) -> usize {
+            self.calls
+                .iter()
+                .filter(|(o, p)| *o == op && p == path)
+                .count()
         }
     }
 
-    fn record(&self, op: FsOp, path: &Path) {
-        self.counts[op.index()].fetch_add(1, Ordering::SeqCst);
-        match self.log.lock() {
-            Ok(mut log) => log.push((op, path.to_path_buf())),
-            Err(poisoned) => poisoned.into_inner().push((op, path.to_path_buf())),
+    /// A [`Vfs`] wrapper that counts and logs every call, for tests and benchmarks
+    /// that assert how much file-system work an operation does.
+    #[derive(Debug)]
+    pub struct CountingFs<F = RealFs> {
+        inner: F,
+        counts: [AtomicU64; 7],
+        log: Mutex<Vec<(FsOp, PathBuf)>>,
+    }
+
+    impl Default for CountingFs<RealFs> {
+        fn default() -> Self {
+            Self::new(RealFs)
         }
     }
-}
 
-impl<F: Vfs> Vfs for CountingFs<F> {
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        self.record(FsOp::ReadDir, path);
-        self.inner.read_dir(path)
+    impl<F: Vfs> CountingFs<F> {
+        /// Wraps `inner`.
+        pub fn new(inner: F) -> Self {
+            Self {
+                inner,
+                counts: Default::default(),
+                log: Mutex::new(Vec::new()),
+            }
+        }
+
+        /// The calls so far.
+        pub fn counts(&self) -> FsCounts {
+            let per_op = FsOp::ALL
+                .iter()
+                .map(|op| (*op, self.counts[op.index()].load(Ordering::SeqCst)))
+                .filter(|(_, n)| *n > 0)
+                .collect();
+            let calls = match self.log.lock() {
+                Ok(log) => log.clone(),
+                Err(poisoned) => poisoned.into_inner().clone(),
+            };
+            FsCounts { per_op, calls }
+        }
+
+        /// All calls so far.
+        pub fn total(&self) -> u64 {
+            self.counts.iter().map(|c| c.load(Ordering::SeqCst)).sum()
+        }
+
+        /// Forgets the calls so far.
+        pub fn reset(&self) {
+            for count in &self.counts {
+                count.store(0, Ordering::SeqCst);
+            }
+            match self.log.lock() {
+                Ok(mut log) => log.clear(),
+                Err(poisoned) => poisoned.into_inner().clear(),
+            }
+        }
+
+        fn record(&self, op: FsOp, path: &Path) {
+            self.counts[op.index()].fetch_add(1, Ordering::SeqCst);
+            match self.log.lock() {
+                Ok(mut log) => log.push((op, path.to_path_buf())),
+                Err(poisoned) => poisoned.into_inner().push((op, path.to_path_buf())),
+            }
+        }
     }
 
-    fn metadata(&self, path: &Path) -> io::Result<FileStat> {
-        self.record(FsOp::Metadata, path);
-        self.inner.metadata(path)
-    }
+    impl<F: Vfs> Vfs for CountingFs<F> {
+        fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+            self.record(FsOp::ReadDir, path);
+            self.inner.read_dir(path)
+        }
 
-    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
-        self.record(FsOp::SymlinkMetadata, path);
-        self.inner.symlink_metadata(path)
-    }
+        fn metadata(&self, path: &Path) -> io::Result<FileStat> {
+            self.record(FsOp::Metadata, path);
+            self.inner.metadata(path)
+        }
 
-    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
-        self.record(FsOp::Read, path);
-        self.inner.read(path, cap)
-    }
+        fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
+            self.record(FsOp::SymlinkMetadata, path);
+            self.inner.symlink_metadata(path)
+        }
 
-    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
-        self.record(FsOp::Canonicalize, path);
-        self.inner.canonicalize(path)
+        fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+            self.record(FsOp::Read, path);
+            self.inner.read(path, cap)
+        }
+
+        fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+            self.record(FsOp::Canonicalize, path);
+            self.inner.canonicalize(path)
+        }
+
+        fn read_beneath(
+            &self,
+            root: &Path,
+            rel: &ResourcePath,
+            cap: u64,
+        ) -> io::Result<(FileStat, Vec<u8>)> {
+            self.record(FsOp::Read, &joined(root, Some(rel)));
+            self.inner.read_beneath(root, rel, cap)
+        }
+
+        fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
+            self.record(FsOp::StatBeneath, &joined(root, rel));
+            self.inner.stat_beneath(root, rel)
+        }
+
+        fn read_dir_beneath(
+            &self,
+            root: &Path,
+            rel: Option<&ResourcePath>,
+        ) -> io::Result<Vec<OsString>> {
+            self.record(FsOp::ReadDirBeneath, &joined(root, rel));
+            self.inner.read_dir_beneath(root, rel)
+        }
     }
 }

@@ -21,7 +21,7 @@ use skills_fs::remote::{
     RemoteOptions, Source, cache_entry_dir, parse_root_list, refresh_root, remote_location,
     resolve_root, resolve_root_detailed,
 };
-use skills_fs::{FsOptions, FsProvider, discover};
+use skills_fs::{FsOptions, FsProvider, SkillFs};
 
 // ---------------------------------------------------------------- the server
 
@@ -338,7 +338,7 @@ fn options(cache: &Path) -> RemoteOptions {
 }
 
 fn valid_names(root: &Path) -> Vec<String> {
-    let found = discover(&[root.to_path_buf()], &FsOptions::default());
+    let found = SkillFs::new(FsOptions::default()).discover(&[root.to_path_buf()]);
     let mut names: Vec<String> = found
         .skills
         .iter()

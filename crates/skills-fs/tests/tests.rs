@@ -13,11 +13,13 @@ mod it {
 
     mod async_runtime;
     mod discovery;
+    mod discovery_rules;
     mod docs;
     mod lint;
     mod listing;
     mod paths;
     mod provider;
+    mod races;
     mod reads;
     mod skill_md;
     mod staleness;

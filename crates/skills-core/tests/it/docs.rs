@@ -57,6 +57,7 @@ fn the_listing_order_does_not_matter() {
     let backward = ResourceListing {
         entries: forward.entries.iter().rev().cloned().collect(),
         omitted: 0,
+        truncated: false,
     };
     assert_eq!(
         names(&docs_in(&forward)),

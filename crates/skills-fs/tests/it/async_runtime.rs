@@ -573,7 +573,10 @@ fn get_arc_shares_one_cached_skill() {
     assert!(Arc::ptr_eq(&a, &b), "the second get is the cached skill");
     assert_eq!(a.body, "Good body.");
     let through_trait = block_on(provider.get("good")).expect("get");
-    assert!(Arc::ptr_eq(&through_trait, &a), "the trait's get shares it too");
+    assert!(
+        Arc::ptr_eq(&through_trait, &a),
+        "the trait's get shares it too"
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::fs;
 
 use skills_core::{Code, ErrorKind, Severity};
-use skills_fs::{FsOptions, FsProvider, discover};
+use skills_fs::{FsOptions, FsProvider, SkillFs};
 
 use super::support::{Root, assert_good_loads, block_on, codes, expect_kind, get, names, one_diag};
 
@@ -15,7 +15,7 @@ fn folder_without_skill_md_but_with_references_warns_skill_md_missing() {
     root.write("orphan/references/notes.md", "notes\n");
     root.write("orphan/scripts/run.sh", "echo\n");
 
-    let discovery = discover(&[root.path()], &FsOptions::default());
+    let discovery = SkillFs::new(FsOptions::default()).discover(&[root.path()]);
     let diags: Vec<_> = discovery
         .diagnostics
         .iter()
@@ -41,9 +41,9 @@ fn folder_without_skill_md_but_with_references_warns_skill_md_missing() {
 fn plain_folders_without_skill_files_do_not_warn() {
     let root = Root::new();
     root.write("misc/data.json", "{}\n");
-    root.write(".hidden/references/x.md", "x\n");
+    root.write(".hidden/data/x.json", "{}\n");
 
-    let discovery = discover(&[root.path()], &FsOptions::default());
+    let discovery = SkillFs::new(FsOptions::default()).discover(&[root.path()]);
     assert!(
         discovery.diagnostics.is_empty(),
         "{:#?}",
@@ -66,7 +66,7 @@ fn symlink_loop_between_folders_terminates_without_duplicates() {
     symlink("..", root.join("loop-b/up")).expect("symlink");
     symlink("good", root.join("good-again")).expect("symlink");
 
-    let discovery = discover(&[root.path()], &FsOptions::default().with_max_depth(50));
+    let discovery = SkillFs::new(FsOptions::default().with_max_depth(50)).discover(&[root.path()]);
     let real: Vec<_> = discovery
         .skills
         .iter()
@@ -133,19 +133,20 @@ fn nonexistent_root_is_an_io_error_and_other_roots_still_load() {
     assert_eq!(names(&provider), vec!["good"]);
     assert_good_loads(&provider);
 
-    let discovery = discover(&[missing, root.path()], &FsOptions::default());
+    let discovery = SkillFs::new(FsOptions::default()).discover(&[missing, root.path()]);
     assert!(!discovery.is_valid());
     assert_eq!(codes(&discovery.diagnostics), vec!["io-error"]);
 }
 
 #[test]
-fn root_that_is_a_file_is_an_io_error() {
+fn root_that_is_a_file_is_a_root_not_folder_error() {
     let root = Root::new();
     let file = root.outside().join("not-a-folder.txt");
     fs::write(&file, "x").expect("write");
     let provider = FsProvider::new([file, root.path()], FsOptions::default());
 
-    let diag = one_diag(&provider, Code::IoError);
+    let diag = one_diag(&provider, Code::RootNotFolder);
+    assert!(diag.is_error());
     assert!(diag.message.contains("not a folder"), "{diag}");
     assert_good_loads(&provider);
 }
@@ -249,7 +250,7 @@ fn folder_budget_stops_the_search_with_a_warning() {
     }
     let provider = root.provider_with(FsOptions::default().with_max_dirs(5));
 
-    let diag = one_diag(&provider, Code::IoError);
+    let diag = one_diag(&provider, Code::DiscoveryLimit);
     assert_eq!(diag.severity, Severity::Warning, "{diag}");
     assert!(diag.message.contains("5 folders"), "{diag}");
     assert_good_loads(&provider);

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::Path;
 
 use skills_core::{Code, Mode, SkillProvider, ValidationOptions};
-use skills_fs::{FsOptions, FsProvider, discover, lint_skill_dir, resource_facts};
+use skills_fs::{FsOptions, FsProvider, SkillFs, lint_skill_dir, resource_facts};
 
 use super::support::{block_on, write_file};
 
@@ -39,7 +39,7 @@ fn every_marketplace_skill_with_a_description_loads() {
 
     // Strict mode still refuses every one of them (the titles are not names).
     let strict = FsOptions::default().with_validation(ValidationOptions::strict());
-    let found = discover(&[tmp.path().to_path_buf()], &strict);
+    let found = SkillFs::new(strict.clone()).discover(&[tmp.path().to_path_buf()]);
     assert_eq!(found.skills.iter().filter(|s| s.is_valid()).count(), 0);
     assert_eq!(strict.validation.mode, Mode::Strict);
 }
@@ -110,7 +110,7 @@ fn lint_of_a_pdf_skill_on_disk() {
     let dir = pdf_skill(tmp.path());
     let fill = dir.join("scripts/fill_form.py");
     fs::set_permissions(&fill, fs::Permissions::from_mode(0o644)).expect("chmod");
-    let found = discover(&[tmp.path().to_path_buf()], &FsOptions::default());
+    let found = SkillFs::new(FsOptions::default()).discover(&[tmp.path().to_path_buf()]);
     let skill = &found.skills[0];
     let doc = skill.document.as_ref().expect("parses");
     let md = skill.skill_md.as_ref().expect("md");
@@ -171,7 +171,7 @@ fn lint_of_a_pdf_skill_on_disk() {
         "The details are in [details](references/details.md); the schema is in",
     );
     fs::write(md, text).expect("write");
-    let found = discover(&[tmp.path().to_path_buf()], &FsOptions::default());
+    let found = SkillFs::new(FsOptions::default()).discover(&[tmp.path().to_path_buf()]);
     let skill = &found.skills[0];
     let lint = lint_skill_dir(&skill.dir, md, skill.document.as_ref().expect("doc"));
     assert!(lint.is_empty(), "{lint:#?}");

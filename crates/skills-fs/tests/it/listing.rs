@@ -2,7 +2,7 @@
 //! capped with a count of what was left out.
 
 use skills_core::ResourceKind;
-use skills_fs::{FsOptions, list_resources};
+use skills_fs::{FsOptions, SkillFs};
 
 use super::support::{Root, assert_good_loads, get};
 
@@ -78,7 +78,10 @@ fn listing_is_capped_at_max_listed_with_omitted() {
         vec!["references/SKILL.md", "references/a.md", "references/b.md"]
     );
     assert_eq!(listing.omitted, 6);
-    assert_eq!(list_resources(&root.join("lister"), &options), listing);
+    assert_eq!(
+        SkillFs::new(options.clone()).list_resources(&root.join("lister")),
+        listing
+    );
     // `good` has a single file, well under the cap.
     assert_good_loads(&provider);
 }
@@ -101,9 +104,12 @@ fn listing_is_the_same_on_every_call() {
     let root = Root::new();
     populate(&root);
     let options = FsOptions::default();
-    let first = list_resources(&root.join("lister"), &options);
+    let first = SkillFs::new(options.clone()).list_resources(&root.join("lister"));
     for _ in 0..5 {
-        assert_eq!(list_resources(&root.join("lister"), &options), first);
+        assert_eq!(
+            SkillFs::new(options.clone()).list_resources(&root.join("lister")),
+            first
+        );
     }
     assert_good_loads(&root.provider());
 }
@@ -111,8 +117,76 @@ fn listing_is_the_same_on_every_call() {
 #[test]
 fn listing_of_a_missing_folder_is_empty() {
     let root = Root::new();
-    let listing = list_resources(&root.join("nowhere"), &FsOptions::default());
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("nowhere"));
     assert!(listing.is_empty());
     assert_eq!(listing.omitted, 0);
     assert_good_loads(&root.provider());
+}
+
+/// A skill with more entries than the walk looks at: the listing is the same
+/// every time, holds the first files in listing order, and says "more than".
+#[test]
+fn a_listing_cut_by_the_walk_cap_is_deterministic_and_says_more_than() {
+    let root = Root::new();
+    root.skill("huge", "Huge.");
+    let cap = skills_fs::read::LISTING_WALK_CAP;
+    // Assets sort after references in the listing, and come first in byte order:
+    // a walk in byte order would list assets; the listing order lists references.
+    for i in 0..(cap / 2 + 50) {
+        root.write(&format!("huge/assets/a{i:05}.txt"), "a");
+        root.write(&format!("huge/references/r{i:05}.md"), "r");
+    }
+    let fs = SkillFs::new(FsOptions::default());
+    let listing = fs.list_resources(&root.join("huge"));
+    assert!(listing.truncated, "the walk stopped at its cap");
+    assert_eq!(listing.entries.len(), FsOptions::default().max_listed);
+    assert_eq!(listing.paths()[0], "references/r00000.md");
+    assert_eq!(listing.paths()[499], "references/r00499.md");
+    // Everything walked but not listed is counted: the cap minus what was
+    // listed, minus the three top-level entries (SKILL.md and two folders).
+    assert_eq!(listing.omitted, cap - 500 - 3);
+    assert_eq!(
+        listing.omitted_note().as_deref(),
+        Some(format!("more than {} not listed", cap - 503).as_str())
+    );
+    for _ in 0..2 {
+        assert_eq!(fs.list_resources(&root.join("huge")), listing);
+    }
+}
+
+/// Under the cap, `omitted` is exact and the listing is not marked cut.
+#[test]
+fn a_listing_under_the_walk_cap_has_an_exact_omitted_count() {
+    let root = Root::new();
+    root.skill("many", "Many.");
+    for i in 0..700 {
+        root.write(&format!("many/references/r{i:04}.md"), "r");
+    }
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("many"));
+    assert!(!listing.truncated);
+    assert_eq!(listing.entries.len(), 500);
+    assert_eq!(listing.omitted, 200);
+    assert_eq!(
+        listing.omitted_note().as_deref(),
+        Some("200 more not listed")
+    );
+}
+
+/// Files sort before a folder of the same stem, as in path order.
+#[test]
+fn listing_order_is_path_order_inside_groups() {
+    let root = Root::new();
+    root.skill("order", "Order.");
+    for path in [
+        "order/references/a/b.md",
+        "order/references/a.md",
+        "order/references/a-b.md",
+    ] {
+        root.write(path, "x");
+    }
+    let listing = SkillFs::new(FsOptions::default()).list_resources(&root.join("order"));
+    assert_eq!(
+        listing.paths(),
+        ["references/a-b.md", "references/a.md", "references/a/b.md"]
+    );
 }

@@ -28,7 +28,11 @@ fn assert_refused(raw: &str, why: &str) {
     );
     assert!(!message.contains("top secret"));
 
-    let direct = skills_fs::read_resource(&root.join("victim"), raw, None, provider.options());
+    let direct = skills_fs::SkillFs::new(provider.options().clone()).read_resource(
+        &root.join("victim"),
+        raw,
+        None,
+    );
     expect_kind(direct, ErrorKind::InvalidPath);
 
     assert_good_loads(&provider);
@@ -173,7 +177,8 @@ mod symlinks {
         let listing = get(&provider, "linker").expect("linker loads").resources;
         assert_eq!(listing.paths(), vec!["references/own.md"]);
         assert_eq!(listing.omitted, 0);
-        let direct = skills_fs::list_resources(&root.join("linker"), provider.options());
+        let direct = skills_fs::SkillFs::new(provider.options().clone())
+            .list_resources(&root.join("linker"));
         assert!(
             direct.paths().iter().all(|p| !p.contains("linked")),
             "{direct:?}"

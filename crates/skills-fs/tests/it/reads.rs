@@ -3,7 +3,7 @@
 use skills_core::{ErrorKind, LineRange, SkillProvider};
 use skills_fs::FsOptions;
 
-use super::support::{Root, assert_good_loads, block_on, expect_kind, read};
+use super::support::{GOOD_GUIDE, Root, assert_good_loads, block_on, expect_kind, read};
 
 /// The start of a PNG file: the signature, then an IHDR chunk with NUL bytes.
 const PNG: &[u8] =
@@ -252,22 +252,13 @@ fn read_from_unknown_skill_is_skill_not_found() {
 #[cfg(unix)]
 mod special_files {
     use std::fs::OpenOptions;
-    use std::path::Path;
-    use std::process::Command;
     use std::sync::mpsc;
     use std::time::Duration;
 
     use skills_core::{ErrorKind, SkillProvider};
 
+    use crate::it::races::mkfifo;
     use crate::it::support::{Root, assert_good_loads, block_on, get};
-
-    /// Makes a named pipe with the system `mkfifo`; `false` when unavailable.
-    fn mkfifo(path: &Path) -> bool {
-        Command::new("mkfifo")
-            .arg(path)
-            .status()
-            .is_ok_and(|s| s.success())
-    }
 
     /// A named pipe inside a skill must not block a reader forever: nobody ever
     /// writes to it, so opening and reading it would hang the caller (a model's
@@ -278,10 +269,7 @@ mod special_files {
         root.skill("piped", "Body.");
         let fifo = root.join("piped/references/pipe.md");
         std::fs::create_dir_all(root.join("piped/references")).expect("mkdir");
-        if !mkfifo(&fifo) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&fifo);
         let provider = std::sync::Arc::new(root.provider());
 
         let (tx, rx) = mpsc::channel();
@@ -316,10 +304,7 @@ mod special_files {
         let root = Root::new();
         root.skill("piped", "Body.");
         root.write("piped/references/real.md", "real\n");
-        if !mkfifo(&root.join("piped/references/pipe.md")) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&root.join("piped/references/pipe.md"));
         let provider = root.provider();
 
         let listing = get(&provider, "piped").expect("piped loads").resources;
@@ -332,10 +317,7 @@ mod special_files {
     fn named_pipe_skill_md_does_not_block_discovery() {
         let root = Root::new();
         std::fs::create_dir_all(root.join("piped")).expect("mkdir");
-        if !mkfifo(&root.join("piped/SKILL.md")) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&root.join("piped/SKILL.md"));
         let (tx, rx) = mpsc::channel();
         let path = root.path();
         std::thread::spawn(move || {
@@ -349,4 +331,73 @@ mod special_files {
         assert!(diag.is_error());
         assert_good_loads(&provider);
     }
+}
+
+/// Raw bytes: the same checks and cap as text reads, a MIME type from the
+/// extension, binary content allowed.
+#[test]
+fn resource_bytes_are_read_with_a_mime_type() {
+    let root = Root::new();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    root.write("good/assets/logo.png", png);
+    root.write("good/assets/big.bin", vec![7u8; 4000]);
+    let fs = skills_fs::SkillFs::new(FsOptions::default().with_max_resource_bytes(1024));
+    let dir = root.join("good");
+
+    let read = fs
+        .read_resource_bytes(&dir, "assets/logo.png")
+        .expect("read");
+    assert_eq!(&read.bytes[..], &png[..]);
+    assert_eq!(read.mime, "image/png");
+    assert_eq!(read.path.as_str(), "assets/logo.png");
+    let guide = fs
+        .read_resource_bytes(&dir, "references/guide.md")
+        .expect("read");
+    assert_eq!(guide.mime, "text/markdown");
+    assert_eq!(guide.bytes, GOOD_GUIDE.as_bytes());
+
+    let err = fs
+        .read_resource_bytes(&dir, "assets/big.bin")
+        .expect_err("too large");
+    assert_eq!(err.kind(), ErrorKind::TooLarge, "{err}");
+    let err = fs
+        .read_resource_bytes(&dir, "../good/SKILL.md")
+        .expect_err("traversal");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
+    let err = fs
+        .read_resource_bytes(&dir, "assets")
+        .expect_err("a folder");
+    assert_eq!(err.kind(), ErrorKind::ResourceNotFound, "{err}");
+    assert_eq!(skills_core::guess_mime("x/y.JPEG"), "image/jpeg");
+    assert_eq!(skills_core::guess_mime("noext"), "application/octet-stream");
+}
+
+/// A symlink leading out is refused for byte reads too; one staying inside
+/// is followed; an absolute one is refused even when it points inside.
+#[cfg(unix)]
+#[test]
+fn resource_bytes_follow_the_symlink_rule() {
+    let root = Root::new();
+    std::fs::write(root.outside().join("secret.bin"), "top secret").expect("write");
+    let dir = root.join("good");
+    std::os::unix::fs::symlink(root.outside().join("secret.bin"), dir.join("out.bin"))
+        .expect("symlink");
+    std::os::unix::fs::symlink("references/guide.md", dir.join("in.md")).expect("symlink");
+    std::os::unix::fs::symlink(dir.join("references/guide.md"), dir.join("abs.md"))
+        .expect("symlink");
+    let fs = skills_fs::SkillFs::new(FsOptions::default());
+
+    let err = fs
+        .read_resource_bytes(&dir, "out.bin")
+        .expect_err("leads out");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
+    assert!(!err.to_string().contains("top secret"));
+    assert_eq!(
+        fs.read_resource_bytes(&dir, "in.md").expect("inside").bytes,
+        GOOD_GUIDE.as_bytes()
+    );
+    let err = fs
+        .read_resource_bytes(&dir, "abs.md")
+        .expect_err("absolute target");
+    assert_eq!(err.kind(), ErrorKind::InvalidPath, "{err}");
 }

@@ -2,7 +2,7 @@
 //! and never stops its siblings from loading.
 
 use skills_core::{Code, ErrorKind, Severity, ValidationOptions};
-use skills_fs::{FsOptions, discover, load_skill_dir};
+use skills_fs::{FsOptions, SkillFs};
 
 use super::support::{Root, assert_good_loads, codes, expect_kind, get, names, one_diag};
 
@@ -24,7 +24,7 @@ fn assert_skipped(root: &Root, options: FsOptions, dir: &str, code: Code) -> Str
     assert_good_loads(&provider);
 
     // The same verdict through discovery and the one-folder loader.
-    let discovery = discover(&[root.path()], &options);
+    let discovery = SkillFs::new(options.clone()).discover(&[root.path()]);
     let skill = discovery
         .skills
         .iter()
@@ -33,7 +33,7 @@ fn assert_skipped(root: &Root, options: FsOptions, dir: &str, code: Code) -> Str
     assert!(!skill.is_valid());
     assert!(skill.document.is_none());
     assert!(codes(&skill.diagnostics).contains(&code.as_str()));
-    let again = load_skill_dir(&root.join(dir), &options);
+    let again = SkillFs::new(options.clone()).load_skill_dir(&root.join(dir));
     assert!(codes(&again.diagnostics).contains(&code.as_str()));
     diag.to_string()
 }
@@ -267,4 +267,46 @@ fn unknown_field_warns_nothing_in_lenient_and_errors_in_strict() {
     assert_eq!(diag.line, Some(4), "{diag}");
     assert_eq!(names(&strict), vec!["good"]);
     assert_good_loads(&strict);
+}
+
+/// `SKILL.md` is read beneath its folder like any resource: a symlink that
+/// stays inside is followed, one leading out is a `path-outside-skill` error
+/// (for discovery, `get` and direct loads alike).
+#[cfg(unix)]
+#[test]
+fn skill_md_symlinks_follow_the_resource_rule() {
+    let root = Root::new();
+    std::fs::write(
+        root.outside().join("SKILL.md"),
+        "---\nname: escaped\ndescription: Outside. Use it never.\n---\nOutside body.\n",
+    )
+    .expect("write");
+    std::fs::create_dir_all(root.join("escaped")).expect("mkdir");
+    std::os::unix::fs::symlink(
+        root.outside().join("SKILL.md"),
+        root.join("escaped/SKILL.md"),
+    )
+    .expect("symlink");
+    let shown = assert_skipped(
+        &root,
+        FsOptions::default(),
+        "escaped",
+        Code::PathOutsideSkill,
+    );
+    assert!(shown.contains("outside the skill folder"), "{shown}");
+    let fs = SkillFs::new(FsOptions::default());
+    let err = fs
+        .load_skill(&root.join("escaped"))
+        .expect_err("not loaded");
+    assert!(err.to_string().contains("path-outside-skill"), "{err}");
+    root.write(
+        "linked/docs/real.md",
+        "---\nname: linked\ndescription: Linked inside. Use it for tests.\n---\nInside body.\n",
+    );
+    std::os::unix::fs::symlink("docs/real.md", root.join("linked/SKILL.md")).expect("symlink");
+
+    let linked = fs
+        .load_skill(&root.join("linked"))
+        .expect("an inner link is followed");
+    assert_eq!(linked.body.trim(), "Inside body.");
 }
