@@ -1391,7 +1391,7 @@ fn read_raw_refuses_escapes_and_missing_files() {
         #[cfg(unix)]
         ("assets/link.bin", "outside the skill folder"),
         ("assets/none.bin", "no file"),
-        ("references", "not a regular file"),
+        ("references", "is a folder, not a file"),
     ] {
         let (code, stdout, stderr) = run_bytes(&["read", "--raw", "alpha", file, &arg], &[]);
         assert_eq!(code, 1, "{file}: {stderr}");
@@ -1719,7 +1719,7 @@ fn v_and_rust_log_print_events_on_stderr_only() {
     let (code, stdout, stderr) = run_bytes(&verbose, &[]);
     assert_eq!((code, stdout.as_slice()), (0, b"echo run\n".as_slice()));
     assert!(stderr.contains("DEBUG"), "{stderr}");
-    assert!(stderr.contains("read raw resource"), "{stderr}");
+    assert!(stderr.contains("read resource"), "{stderr}");
     assert!(stderr.contains("bytes=9"), "{stderr}");
     let (_, stdout, stderr) = run_bytes(&args, &[("RUST_LOG", "skills=debug")]);
     assert_eq!(stdout, b"echo run\n");

@@ -111,6 +111,11 @@ impl SkillMetadata {
     fn serialize_view<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("name", &self.name)?;
+        if let Some(title) = &self.title {
+            // The frontmatter's `name` was a display title; the skill loads under
+            // its folder name (lenient mode).
+            map.serialize_entry("title", title)?;
+        }
         map.serialize_entry("description", &self.description)?;
         if let Some(license) = &self.license {
             map.serialize_entry("license", license)?;
