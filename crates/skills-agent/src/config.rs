@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::Value;
-use skills_core::{Catalog, EstimateTokens, RenderOptions, SkillProvider, TokenCounter};
+use skills_core::{
+    Catalog, EstimateTokens, MaybeSend, MaybeSync, RenderOptions, SkillProvider, TokenCounter,
+};
 
 use crate::request::CacheStrategy;
 use crate::search::SearchCache;
@@ -95,8 +97,14 @@ impl Default for ReattachBudget {
 
 /// Run/exec tools contributed by an execution runtime (skills-exec plugs in
 /// here; F-DIS-8's `full` profile).
-#[async_trait]
-pub trait ExecutionTools: Send + Sync + fmt::Debug {
+///
+/// As with [`SkillProvider`], implementations and their futures are
+/// `Send + Sync` on native targets and need not be on `wasm32` (implement it
+/// there with `#[async_trait(?Send)]`), so a wasm agent can call a remote runner
+/// through JavaScript.
+#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
+#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
+pub trait ExecutionTools: MaybeSend + MaybeSync + fmt::Debug {
     /// The tools this runtime offers. Their names must not collide with the
     /// skill tools or user tools.
     fn tools(&self) -> Vec<ToolSpec>;
@@ -120,17 +128,40 @@ pub struct PromptContext<'a> {
     pub load_tool: &'a str,
 }
 
+/// What kind of configuration problem stopped [`AgentBuilder::build`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BuildErrorKind {
+    /// The agent's name is empty.
+    EmptyName,
+    /// The `full` profile was chosen without an executor.
+    MissingExecutor,
+    /// A tool name is not a valid tool name.
+    InvalidToolName,
+    /// A tool name shadows a skill tool of the surface.
+    ReservedToolName,
+    /// Two tools have the same name.
+    DuplicateTool,
+}
+
 /// Why an agent could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BuildError {
+    kind: BuildErrorKind,
     message: String,
 }
 
 impl BuildError {
-    fn new(message: impl Into<String>) -> Self {
+    fn new(kind: BuildErrorKind, message: impl Into<String>) -> Self {
         Self {
+            kind,
             message: message.into(),
         }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> BuildErrorKind {
+        self.kind
     }
 
     /// The explanation.
@@ -337,11 +368,15 @@ impl AgentBuilder {
     /// Checks the configuration and builds the agent.
     pub fn build(self) -> Result<Agent, BuildError> {
         if self.name.trim().is_empty() {
-            return Err(BuildError::new("the agent needs a non-empty name"));
+            return Err(BuildError::new(
+                BuildErrorKind::EmptyName,
+                "the agent needs a non-empty name",
+            ));
         }
         let executor_tools = match (self.profile, &self.executor) {
             (Profile::Full, None) => {
                 return Err(BuildError::new(
+                    BuildErrorKind::MissingExecutor,
                     "the `full` profile needs an executor (AgentBuilder::executor); \
                      use Profile::KnowledgeOnly for an agent without run/exec tools",
                 ));
@@ -354,15 +389,21 @@ impl AgentBuilder {
         // Only the Eino preset's name is configurable; it must be a valid
         // name and must not collide with `search_skills`.
         if let Some(name) = surface_names.iter().find(|n| !is_valid_tool_name(n)) {
-            return Err(BuildError::new(format!(
-                "skill tool name {name:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)"
-            )));
+            return Err(BuildError::new(
+                BuildErrorKind::InvalidToolName,
+                format!(
+                    "skill tool name {name:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)"
+                ),
+            ));
         }
         if let Some(pair) = surface_names.windows(2).find(|pair| pair[0] == pair[1]) {
-            return Err(BuildError::new(format!(
-                "skill tool `{}` is defined twice; give the Eino tool another name",
-                pair[0]
-            )));
+            return Err(BuildError::new(
+                BuildErrorKind::DuplicateTool,
+                format!(
+                    "skill tool `{}` is defined twice; give the Eino tool another name",
+                    pair[0]
+                ),
+            ));
         }
         let reserved: BTreeSet<String> = surface_names.into_iter().collect();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
@@ -374,23 +415,29 @@ impl AgentBuilder {
         for (what, tools) in groups {
             for tool in tools {
                 if !is_valid_tool_name(&tool.name) {
-                    return Err(BuildError::new(format!(
-                        "{what} name {:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)",
-                        tool.name
-                    )));
+                    return Err(BuildError::new(
+                        BuildErrorKind::InvalidToolName,
+                        format!(
+                            "{what} name {:?} is not a valid tool name (1 to 64 of A-Z, a-z, 0-9, `_`, `-`)",
+                            tool.name
+                        ),
+                    ));
                 }
                 if reserved.contains(&tool.name) {
-                    return Err(BuildError::new(format!(
-                        "{what} `{}` shadows a skill tool; reserved names for this surface: {}",
-                        tool.name,
-                        reserved.iter().cloned().collect::<Vec<_>>().join(", ")
-                    )));
+                    return Err(BuildError::new(
+                        BuildErrorKind::ReservedToolName,
+                        format!(
+                            "{what} `{}` shadows a skill tool; reserved names for this surface: {}",
+                            tool.name,
+                            reserved.iter().cloned().collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
                 }
                 if !seen.insert(&tool.name) {
-                    return Err(BuildError::new(format!(
-                        "tool `{}` is defined twice",
-                        tool.name
-                    )));
+                    return Err(BuildError::new(
+                        BuildErrorKind::DuplicateTool,
+                        format!("tool `{}` is defined twice", tool.name),
+                    ));
                 }
             }
         }

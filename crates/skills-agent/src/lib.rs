@@ -35,25 +35,27 @@
 //! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
 //! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
-pub mod config;
-pub mod mention;
-pub mod message;
-pub mod render;
-pub mod request;
-pub mod search;
-pub mod session;
-pub mod state;
-pub mod surface;
-pub mod tool;
+mod config;
+mod mention;
+mod message;
+mod render;
+mod request;
+mod search;
+mod session;
+mod state;
+mod surface;
+mod tool;
 pub mod wire;
 
 pub use config::{
-    Agent, AgentBuilder, BuildError, CatalogMode, ExecutionTools, Lifetime, Materialization,
-    Profile, PromptContext, PromptHook, ReattachBudget,
+    Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecutionTools, Lifetime,
+    Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
 };
+pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};
-pub use request::{CacheBreakpoint, CacheStrategy, ModelRequest, SystemBlock};
-pub use search::SearchCache;
+pub use render::{WRAPPER_TAGS, neutralize};
+pub use request::{CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, ModelRequest, SystemBlock};
+pub use search::{FETCH_CONCURRENCY, SEARCH_REFERENCE_BYTES, SearchCache};
 pub use session::{CatalogDelta, CompactionReport, Dispatch, Event, ReleaseReason, Session};
 pub use state::{DocSelection, LoadState};
 pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};

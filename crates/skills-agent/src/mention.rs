@@ -12,7 +12,7 @@ pub const MAX_MENTIONS: usize = 8;
 
 /// The distinct names mentioned in `text`, in order of first mention, at most
 /// [`MAX_MENTIONS`].
-pub fn mentions(text: &str) -> Vec<String> {
+pub(crate) fn mentions(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut previous: Option<char> = None;
     for (i, c) in text.char_indices() {

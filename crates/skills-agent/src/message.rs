@@ -16,21 +16,21 @@ pub use skills_core::Role;
 
 /// Metadata key naming the doc selection a tool result recorded
 /// (`{"skill": name, "docs": "*" | [paths]}`).
-pub const DOCS_KEY: &str = "skills.docs";
+pub(crate) const DOCS_KEY: &str = "skills.docs";
 /// Metadata key naming the tool selection a tool result recorded
 /// (`{"skill": name, "tools": [names]}`).
-pub const TOOLS_KEY: &str = "skills.tools";
+pub(crate) const TOOLS_KEY: &str = "skills.tools";
 /// Metadata key naming the skill a message used (moves it up in the
 /// most-recently-used order that the loaded-skill cap follows).
-pub const TOUCH_KEY: &str = "skills.touch";
+pub(crate) const TOUCH_KEY: &str = "skills.touch";
 /// Metadata key marking a catalog delta announcement (F-DIS-3).
-pub const CATALOG_DELTA_KEY: &str = "skills.catalog_delta";
+pub(crate) const CATALOG_DELTA_KEY: &str = "skills.catalog_delta";
 /// Metadata key marking a compaction boundary (F-DIS-13). The request view
 /// starts at the last message that carries it.
-pub const COMPACTION_KEY: &str = "skills.compaction";
+pub(crate) const COMPACTION_KEY: &str = "skills.compaction";
 /// Metadata key marking a skill injected because the user mentioned it
 /// (`$name`, F-DIS-14).
-pub const MENTION_KEY: &str = "skills.mention";
+pub(crate) const MENTION_KEY: &str = "skills.mention";
 
 /// A tool call the model made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

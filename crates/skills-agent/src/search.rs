@@ -30,7 +30,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use futures_util::future::{BoxFuture, FutureExt, Shared};
+use futures_util::future::{FutureExt, Shared};
 use futures_util::stream::{self, StreamExt};
 use skills_core::{Catalog, SearchDocument, SearchIndex, Skill, SkillMetadata, SkillProvider};
 use tracing::Instrument as _;
@@ -44,7 +44,26 @@ const MAX_CHECKS: usize = 4;
 /// Indexes remembered (by version).
 const MAX_INDEXES: usize = 2;
 
-type SharedIndex = Shared<BoxFuture<'static, Arc<SearchIndex>>>;
+/// The boxed check future: `Send` on native targets; on `wasm32` providers'
+/// futures need not be `Send`, so neither is this one.
+#[cfg(not(target_arch = "wasm32"))]
+type CheckFuture = futures_util::future::BoxFuture<'static, Arc<SearchIndex>>;
+#[cfg(target_arch = "wasm32")]
+type CheckFuture = futures_util::future::LocalBoxFuture<'static, Arc<SearchIndex>>;
+
+/// Boxes a check future for [`CheckFuture`].
+#[cfg(not(target_arch = "wasm32"))]
+fn box_check(
+    future: impl std::future::Future<Output = Arc<SearchIndex>> + Send + 'static,
+) -> CheckFuture {
+    future.boxed()
+}
+#[cfg(target_arch = "wasm32")]
+fn box_check(future: impl std::future::Future<Output = Arc<SearchIndex>> + 'static) -> CheckFuture {
+    future.boxed_local()
+}
+
+type SharedIndex = Shared<CheckFuture>;
 
 /// One check of the library: started at `epoch` over a provider's catalog.
 struct Check {
@@ -60,7 +79,15 @@ struct State {
     indexes: Vec<(u64, Arc<SearchIndex>)>,
 }
 
-/// The search indexes of one or more agents: see the [module docs](self).
+/// The search indexes of one or more agents, keyed by content.
+///
+/// A session's first search after it looked at the library (at start and at
+/// each catalog refresh) checks the library: it fetches every skill (16 at a
+/// time) and hashes metadata, body and file listing into a version. An index is
+/// built once per version and shared by every session (and, through
+/// [`AgentBuilder::search_cache`](crate::AgentBuilder::search_cache), every
+/// agent) that uses this cache; concurrent first searches share one check.
+/// No runtime is needed, so this works on `wasm32-unknown-unknown`.
 /// Cheap to share (`Arc<SearchCache>`).
 pub struct SearchCache {
     state: Mutex<State>,
@@ -136,13 +163,12 @@ impl SearchCache {
                 None => {
                     let epoch = self.epoch.fetch_add(1, Ordering::SeqCst) + 1;
                     self.checks.fetch_add(1, Ordering::Relaxed);
-                    let future = check(
+                    let future = box_check(check(
                         Arc::clone(self),
                         Arc::clone(provider),
                         catalog.clone(),
                         epoch,
-                    )
-                    .boxed()
+                    ))
                     .shared();
                     state
                         .checks

@@ -175,14 +175,14 @@ pub(crate) fn surface_tool_names(surface: &Surface, search: bool) -> Vec<String>
 
 /// Arguments of `load_skill`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct LoadSkillArgs {
+pub(crate) struct LoadSkillArgs {
     /// The skill's name, exactly as listed.
     pub name: String,
 }
 
 /// Arguments of `read_skill_file`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadSkillFileArgs {
+pub(crate) struct ReadSkillFileArgs {
     /// The skill's name.
     pub skill: String,
     /// The file's path relative to the skill folder, e.g. `references/api.md`.
@@ -206,7 +206,7 @@ fn line_number(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 
 /// Arguments of `skill_load`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SkillLoadArgs {
+pub(crate) struct SkillLoadArgs {
     /// The skill's name.
     pub skill: String,
     /// Docs to include with the body (file names as `skill_list_docs` shows them).
@@ -219,7 +219,7 @@ pub struct SkillLoadArgs {
 
 /// Arguments naming one skill (`skill_list_docs`, `skill_list_tools`, Eino's tool).
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SkillArgs {
+pub(crate) struct SkillArgs {
     /// The skill's name.
     pub skill: String,
 }
@@ -239,7 +239,7 @@ pub enum SelectMode {
 
 /// Arguments of `skill_select_docs`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SelectDocsArgs {
+pub(crate) struct SelectDocsArgs {
     /// The skill's name.
     pub skill: String,
     /// Doc names to add or to replace the selection with.
@@ -255,7 +255,7 @@ pub struct SelectDocsArgs {
 
 /// Arguments of `skill_select_tools`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SelectToolsArgs {
+pub(crate) struct SelectToolsArgs {
     /// The skill's name.
     pub skill: String,
     /// Tool names to add or to replace the selection with.
@@ -268,11 +268,11 @@ pub struct SelectToolsArgs {
 
 /// Arguments of `skill_list` (none).
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct NoArgs {}
+pub(crate) struct NoArgs {}
 
 /// Arguments of `search_skills`.
 #[derive(Debug, Deserialize, JsonSchema)]
-pub struct SearchArgs {
+pub(crate) struct SearchArgs {
     /// Words describing the task.
     pub query: String,
     /// Most results to return (default 5, at most 20).

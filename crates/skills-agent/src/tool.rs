@@ -50,7 +50,7 @@ impl ToolSpec {
 /// without the top-level description: that is the argument struct's rustdoc,
 /// written for developers (it names other presets' tools), while the model
 /// reads the tool's own description.
-pub fn schema_for<A: JsonSchema>() -> Value {
+pub(crate) fn schema_for<A: JsonSchema>() -> Value {
     let schema = schemars::generate::SchemaSettings::draft2020_12()
         .into_generator()
         .into_root_schema_for::<A>();
@@ -76,7 +76,7 @@ pub fn schema_for<A: JsonSchema>() -> Value {
 
 /// Whether `name` is a valid tool name for the common providers
 /// (`^[A-Za-z0-9_-]{1,64}$`).
-pub fn is_valid_tool_name(name: &str) -> bool {
+pub(crate) fn is_valid_tool_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -166,7 +166,7 @@ impl std::error::Error for ToolError {}
 ///
 /// A `null` or absent arguments value counts as `{}`; a JSON string holding
 /// an object (some models double-encode) is decoded first.
-pub fn parse_args<A: DeserializeOwned>(
+pub(crate) fn parse_args<A: DeserializeOwned>(
     tool: &str,
     arguments: &Value,
     expected: &str,
@@ -201,7 +201,7 @@ pub fn parse_args<A: DeserializeOwned>(
 
 /// `text` cut to a short, single-line excerpt for error messages, so a huge
 /// or multi-line argument never floods the transcript.
-pub fn clip(text: &str) -> String {
+pub(crate) fn clip(text: &str) -> String {
     let one_line: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })

@@ -6,7 +6,7 @@
 //! from that text: each kept entry starts with a fixed, format-specific prefix
 //! that holds the (validated, escaped) name.
 
-use skills_core::catalog::escape_xml;
+use skills_core::escape_xml;
 use skills_core::{BudgetLimit, Catalog, CatalogFormat, estimate_tokens};
 
 use crate::text;

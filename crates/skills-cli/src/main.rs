@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
-use skills_core::resource::text_content;
+use skills_core::text_content;
 use skills_core::{
     Budget, BudgetLimit, CatalogFormat, Code, Diagnostic, ErrorKind, LayeredProvider, LineRange,
     Mode, RenderOptions, ReservedNames, ResourcePath, Skill, SkillProvider, ValidationOptions,

@@ -69,6 +69,11 @@ impl Catalog {
         Arc::ptr_eq(&self.entries, &other.entries) || self == other
     }
 
+    /// The standard "no skill named …" error, listing the names in this catalog.
+    pub fn not_found(&self, name: &str) -> crate::Error {
+        crate::Error::skill_not_found(name, self.names().map(str::to_owned).collect())
+    }
+
     /// The entries, sorted by name.
     pub fn entries(&self) -> &[SkillMetadata] {
         &self.entries

@@ -63,7 +63,7 @@ const _: () = assert!(
 /// `"true"` until a typed accessor interprets it. [`YamlValue::to_json`] applies the
 /// YAML 1.2 core schema to plain scalars for callers that want typed data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum YamlValue {
+pub(crate) enum YamlValue {
     /// A scalar: its text, and whether it was written plain (unquoted, not a block).
     Scalar {
         /// The scalar text after YAML unescaping/folding.
@@ -79,7 +79,7 @@ pub enum YamlValue {
 
 /// A YAML value with the 1-based line (in the `SKILL.md` file) where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct YamlNode {
+pub(crate) struct YamlNode {
     /// The value.
     pub value: YamlValue,
     /// 1-based line in the `SKILL.md` file.
@@ -88,7 +88,7 @@ pub struct YamlNode {
 
 impl YamlValue {
     /// The scalar text, if this is a scalar.
-    pub fn as_str(&self) -> Option<&str> {
+    pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
             YamlValue::Scalar { text, .. } => Some(text),
             _ => None,
@@ -96,7 +96,7 @@ impl YamlValue {
     }
 
     /// A short name of the value's kind, for messages.
-    pub fn kind_name(&self) -> &'static str {
+    pub(crate) fn kind_name(&self) -> &'static str {
         match self {
             YamlValue::Scalar { .. } => "a string",
             YamlValue::Sequence(_) => "a list",
@@ -107,7 +107,7 @@ impl YamlValue {
     /// Converts to JSON, resolving plain scalars with the YAML 1.2 core schema
     /// (`null`/`~`/empty, `true`/`false`, integers, floats); quoted and block
     /// scalars stay strings.
-    pub fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(&self) -> serde_json::Value {
         match self {
             YamlValue::Scalar { text, plain } => {
                 if *plain {

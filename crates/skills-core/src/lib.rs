@@ -12,7 +12,7 @@
 //! skills. File-system discovery lives in `skills-fs`; agents in `skills-agent`.
 //!
 //! # Design
-//! * Only [`frontmatter`] touches the YAML parser, so the
+//! * Only the private `frontmatter` module touches the YAML parser, so the
 //!   parser's hardening (size, depth, alias budget) lives in one place.
 //! * Validation never stops at the first problem: [`parse_skill_md`] returns every
 //!   [`Diagnostic`], each with a stable [`Code`], a message, file and line.
@@ -31,48 +31,64 @@
 //! assert!(catalog.render(&RenderOptions::default()).contains(r#"<skill name="greet">"#));
 //! ```
 
-pub mod catalog;
-pub mod diagnostic;
-pub mod docs;
-pub mod error;
-pub mod frontmatter;
-pub mod in_code;
-pub mod layered;
-pub mod lint;
-pub mod metadata;
-pub mod name;
-pub mod provider;
-pub mod resource;
-pub mod search;
-pub mod tagging;
-pub mod tools_section;
-pub mod validate;
+mod catalog;
+mod diagnostic;
+mod docs;
+mod error;
+mod frontmatter;
+mod in_code;
+mod layered;
+mod lint;
+mod metadata;
+mod name;
+mod provider;
+mod resource;
+mod search;
+mod tagging;
+mod tools_section;
+mod validate;
 
 pub use catalog::{
     Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
-    estimate_tokens,
+    escape_xml, estimate_tokens,
 };
 pub use diagnostic::{Code, Diagnostic, Excerpt, Severity};
-pub use docs::{find_doc, list_docs, read_doc};
+pub use docs::{
+    DOC_EXTENSIONS, REFERENCES_DIR, docs_in, find_doc, is_doc, list_docs, read_doc, read_doc_range,
+};
 pub use error::{Error, ErrorKind, Result};
+pub use frontmatter::{
+    DEFAULT_MAX_FRONTMATTER_BYTES, MAX_YAML_DEPTH, MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES,
+    NODE_COST_BYTES, YAML_EXPANSION_FACTOR, max_expanded_bytes,
+};
 pub use in_code::{
     AsyncResourceLoader, DefineError, DefineErrorKind, InCodeProvider, InCodeSkill, LoadFuture,
     ResourceLoader, SkillDefinition, define_skill,
 };
-pub use layered::{FilteredProvider, LayeredProvider, SwappableProvider};
-pub use lint::{ResourceFact, lint_skill};
-pub use metadata::{ContextMode, Extensions, SkillMetadata};
-pub use name::{ReservedNames, SkillName};
+pub use layered::{FilteredProvider, LayeredProvider, SkillFilter, SwappableProvider};
+pub use lint::{
+    MAX_BODY_LINES, MAX_BODY_TOKENS, ResourceFact, lint_skill, mentioned_paths, says_when,
+};
+pub use metadata::{
+    ContextMode, EXTENSION_FIELDS, Extensions, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS,
+    PARSED_KEY, SPEC_FIELDS, SkillMetadata,
+};
+pub use name::{MAX_NAME_CHARS, ReservedNames, SkillName, is_letter_or_number, normalize_name};
 pub use provider::{MaybeSend, MaybeSync, Skill, SkillProvider};
 pub use resource::{
-    LineRange, ResourceBytes, ResourceContent, ResourceEntry, ResourceKind, ResourceListing,
-    ResourcePath, guess_mime,
+    DEFAULT_MAX_LISTED, DEFAULT_MAX_READ_BYTES, LineRange, ResourceBytes, ResourceContent,
+    ResourceEntry, ResourceKind, ResourceListing, ResourcePath, guess_mime, looks_binary,
+    text_content,
 };
-pub use search::{SearchDocument, SearchHit, SearchIndex, SearchOptions};
+pub use search::{
+    FieldWeights, MAX_QUERY_BYTES, MAX_QUERY_TERMS, MAX_TOKEN_BYTES, STOP_WORDS, SearchDocument,
+    SearchField, SearchHit, SearchIndex, SearchOptions, tokens as search_tokens,
+};
 pub use tagging::{
     InjectionAction, Message, Role, SKILL_INJECTION_KEY, SkillInjection, TaggedMessage,
     add_injection, collect_loaded_skill_names,
 };
+pub use tools_section::declared_tools;
 pub use validate::{
     Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
     parse_skill_md, parse_skill_md_bytes,

@@ -145,6 +145,6 @@ pub trait SkillProvider: MaybeSend + MaybeSync + fmt::Debug {
 }
 
 /// Builds the standard "no skill named …" error from a catalog.
-pub fn not_found(name: &str, catalog: &Catalog) -> Error {
+pub(crate) fn not_found(name: &str, catalog: &Catalog) -> Error {
     Error::skill_not_found(name, catalog.names().map(str::to_owned).collect())
 }

@@ -56,7 +56,7 @@
 //! with no new dependency.
 //!
 //! ```
-//! use skills_core::search::{SearchDocument, SearchIndex};
+//! use skills_core::{SearchDocument, SearchIndex};
 //! let index = SearchIndex::build([
 //!     SearchDocument::new("pdf-tools", "Extracts text and tables from PDF files."),
 //!     SearchDocument::new("api-review", "Reviews REST API designs.")
@@ -607,7 +607,7 @@ fn cut(text: &str, max: usize) -> &str {
 /// The tokens of `text`, in order, as the index sees them (duplicates kept).
 ///
 /// ```
-/// use skills_core::search::tokens;
+/// use skills_core::search_tokens as tokens;
 /// assert_eq!(tokens("The PDF-Tools skill"), ["pdf-tool", "pdf", "tool", "skill"]);
 /// assert_eq!(tokens("Café forms, QUERIES"), ["café", "form", "query"]);
 /// ```

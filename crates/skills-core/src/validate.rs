@@ -15,7 +15,7 @@ use crate::metadata::{
 use crate::name::{self, MAX_NAME_CHARS, ReservedNames, SkillName};
 use crate::tools_section::declared_tools;
 
-pub use crate::frontmatter::DEFAULT_MAX_FRONTMATTER_BYTES;
+pub(crate) use crate::frontmatter::DEFAULT_MAX_FRONTMATTER_BYTES;
 
 /// How strictly a skill is judged (F-FMT-3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -11,7 +11,7 @@
 //! * A bad skill produces diagnostics and is skipped; it never breaks discovery.
 //! * Every resource path is checked lexically, then opened by handle beneath the
 //!   skill folder (`openat2(RESOLVE_BENEATH)` or a component walk, see
-//!   [`beneath`]); symlinks pointing out are refused, and only regular files are
+//!   [`Refusal`]); symlinks pointing out are refused, and only regular files are
 //!   read, without blocking on pipes or devices.
 //! * Every read is bounded: `SKILL.md` size, resource size, bytes per read, folders
 //!   searched, files listed. See [`FsOptions`].
@@ -26,30 +26,37 @@
 //! }
 //! ```
 
-pub mod beneath;
-pub mod cache;
-pub mod discover;
-pub mod lint;
-pub mod options;
-pub mod provider;
-pub mod read;
+mod beneath;
+mod cache;
+mod discover;
+mod lint;
+mod options;
+mod provider;
+mod read;
 #[cfg(feature = "remote")]
 pub mod remote;
-pub mod skill_fs;
-pub mod standard_roots;
-pub mod vfs;
+mod skill_fs;
+mod standard_roots;
+mod vfs;
 
 pub use beneath::Refusal;
 #[cfg(feature = "testing")]
+pub use beneath::force_walk_on_this_thread;
+#[cfg(feature = "testing")]
 pub use cache::ManualClock;
-pub use cache::{Clock, FsEnv, SystemClock};
+pub use cache::{Clock, FsEnv, RACY_WINDOW, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery};
 pub use lint::{lint_skill_dir, resource_facts};
-pub use options::FsOptions;
+pub use options::{
+    DEFAULT_COOLDOWN, DEFAULT_MAX_RESOURCE_BYTES, DEFAULT_MAX_SKILL_MD_BYTES, DEFAULT_SKIP_DIRS,
+    FsOptions,
+};
 pub use provider::FsProvider;
+pub use read::LISTING_WALK_CAP;
 pub use skill_fs::SkillFs;
 pub use standard_roots::{
-    FoundRoots, Scope, StandardProvider, StandardRoot, StandardRoots, standard_provider,
+    FoundRoots, PROJECT_DIRS, Scope, StandardProvider, StandardRoot, StandardRoots, project_dirs,
+    standard_provider,
 };
 #[cfg(feature = "testing")]
 pub use vfs::{CountingFs, FsCounts, FsOp};

@@ -16,17 +16,17 @@ use std::fs::{self, File};
 use std::io::{self, Read as _};
 use std::path::Path;
 
-use skills_core::lint::{ResourceFact, lint_skill, mentioned_paths};
 use skills_core::{Code, Diagnostic, SkillDocument};
+use skills_core::{ResourceFact, lint_skill, mentioned_paths};
 
 /// At most this many files are described.
-pub const MAX_FILES: usize = 2_000;
+pub(crate) const MAX_FILES: usize = 2_000;
 /// Folders deeper than this below the skill folder are not walked.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 /// The most bytes read from a script to find its first line.
-pub const FIRST_LINE_BYTES: usize = 256;
+pub(crate) const FIRST_LINE_BYTES: usize = 256;
 /// Markdown files larger than this are not scanned for the paths they name.
-pub const MAX_LINK_SCAN_BYTES: u64 = 256 * 1024;
+pub(crate) const MAX_LINK_SCAN_BYTES: u64 = 256 * 1024;
 
 /// Folders never walked.
 const SKIPPED_DIRS: &[&str] = &["__pycache__", "node_modules"];

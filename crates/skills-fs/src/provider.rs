@@ -27,7 +27,6 @@ use std::time::Instant;
 
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
-use skills_core::provider::not_found;
 use skills_core::{
     Catalog, Diagnostic, Error, ErrorKind, LineRange, ResourceBytes, ResourceContent, Skill,
     SkillProvider,
@@ -524,7 +523,7 @@ impl Inner {
                 let dir = dir.clone();
                 Ok((snapshot, dir))
             }
-            None => Err(not_found(name, &snapshot.catalog)),
+            None => Err(snapshot.catalog.not_found(name)),
         }
     }
 
@@ -569,7 +568,7 @@ impl Inner {
                 self.forget(name);
                 if self.vfs().metadata(&dir).is_err() {
                     // The folder is gone: the skill no longer exists.
-                    return Err(not_found(name, &snapshot.catalog));
+                    return Err(snapshot.catalog.not_found(name));
                 }
                 return Err(err);
             }
@@ -577,7 +576,7 @@ impl Inner {
         if skill.name() != name {
             // Renamed on disk since the last scan: the old name is gone.
             self.forget(name);
-            return Err(not_found(name, &snapshot.catalog));
+            return Err(snapshot.catalog.not_found(name));
         }
         if snapshot.catalog.get(name) != Some(&skill.metadata) {
             self.dirty.store(true, Ordering::Release);

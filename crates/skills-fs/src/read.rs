@@ -17,7 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use skills_core::resource::text_content;
+use skills_core::text_content;
 use skills_core::{
     Error, ErrorKind, LineRange, ResourceBytes, ResourceContent, ResourceEntry, ResourceListing,
     ResourcePath,

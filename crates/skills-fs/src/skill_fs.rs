@@ -61,7 +61,7 @@ impl SkillFs {
         &self.vfs
     }
 
-    /// Finds and parses every skill under `roots` (see [`crate::discover`]).
+    /// Finds and parses every skill under `roots`.
     pub fn discover(&self, roots: &[PathBuf]) -> Discovery {
         discover_in(self.vfs.as_ref(), roots, &self.options)
     }
@@ -86,7 +86,7 @@ impl SkillFs {
     }
 
     /// Reads the resource `path` of the skill in `dir` as text (optionally a
-    /// line range), by handle beneath the folder (see [`crate::beneath`]).
+    /// line range), by handle beneath the folder.
     ///
     /// # Errors
     /// [`ErrorKind::InvalidPath`] for refused paths (including symlinks leading

@@ -2,8 +2,9 @@
 //! automatic-prefix caching places none.
 
 use serde_json::{Value, json};
-use skills_agent::request::MAX_BREAKPOINTS;
-use skills_agent::{CacheBreakpoint, CacheStrategy, Materialization, ModelRequest, wire};
+use skills_agent::{
+    CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, Materialization, ModelRequest, wire,
+};
 
 use super::support::{builder, call_ok, reply, start, user};
 

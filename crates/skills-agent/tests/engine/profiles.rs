@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use skills_agent::{
-    AgentBuilder, CatalogMode, Dispatch, EinoOptions, ExecutionTools, Profile, Surface, ToolError,
-    ToolErrorKind, ToolSpec,
+    AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, ExecutionTools, Profile,
+    Surface, ToolError, ToolErrorKind, ToolSpec,
 };
 
 use super::support::{builder, call_err, call_ok, dispatch_in_turn, plain_tool, start, tool_names};
@@ -42,6 +42,30 @@ fn build_error(builder: AgentBuilder) -> String {
         .expect_err("the configuration is refused")
         .message()
         .to_owned()
+}
+
+#[test]
+fn build_errors_carry_a_kind() {
+    let kind = |b: AgentBuilder| b.build().expect_err("refused").kind();
+    let unnamed =
+        skills_agent::Agent::builder(" ", Arc::new(skills_core::InCodeProvider::default()));
+    assert_eq!(kind(unnamed), BuildErrorKind::EmptyName);
+    assert_eq!(
+        kind(builder().profile(Profile::Full)),
+        BuildErrorKind::MissingExecutor
+    );
+    assert_eq!(
+        kind(builder().tool(plain_tool("load_skill"))),
+        BuildErrorKind::ReservedToolName
+    );
+    assert_eq!(
+        kind(builder().tool(plain_tool("a b"))),
+        BuildErrorKind::InvalidToolName
+    );
+    assert_eq!(
+        kind(builder().tool(plain_tool("x")).tool(plain_tool("x"))),
+        BuildErrorKind::DuplicateTool
+    );
 }
 
 #[test]

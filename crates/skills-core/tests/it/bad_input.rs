@@ -1,7 +1,7 @@
 //! Hostile and malformed input at the core level: size, alias bombs, nesting,
 //! encodings, duplicate keys, tabs and NUL bytes.
 
-use skills_core::validate::DEFAULT_MAX_FRONTMATTER_BYTES;
+use skills_core::DEFAULT_MAX_FRONTMATTER_BYTES;
 use skills_core::{Mode, Origin, ValidationOptions, parse_skill_md, parse_skill_md_bytes};
 
 use super::support::{codes, parse_in_dir};

@@ -1,11 +1,11 @@
 //! A skill's documents (F-PRV-10) over an in-code provider: listing, lookup,
 //! reads, and the unknown-document error.
 
-use skills_core::docs::{docs_in, find_doc, list_docs, read_doc, read_doc_range};
 use skills_core::{
     ErrorKind, InCodeProvider, LineRange, ResourceEntry, ResourceListing, ResourcePath,
     SkillProvider, define_skill,
 };
+use skills_core::{docs_in, find_doc, list_docs, read_doc, read_doc_range};
 
 fn provider() -> InCodeProvider {
     let skill = define_skill("pdf-tools", "Works with PDFs. Use for PDF files.")

@@ -1,8 +1,8 @@
 //! Lint rules (F-FMT-6) on realistic skills: each rule fires where it should and
 //! stays quiet on the look-alikes that are not problems.
 
-use skills_core::lint::{MAX_BODY_LINES, ResourceFact, lint_skill, mentioned_paths, says_when};
 use skills_core::{Code, Diagnostic, SkillDocument, ValidationOptions};
+use skills_core::{MAX_BODY_LINES, ResourceFact, lint_skill, mentioned_paths, says_when};
 
 use super::support::parse_in_dir;
 

@@ -2,11 +2,11 @@
 //! insertion orders, tokens, bounds and hidden skills.
 
 use proptest::prelude::*;
-use skills_core::search::{
-    FieldWeights, MAX_QUERY_TERMS, SearchDocument, SearchField, SearchHit, SearchIndex,
-    SearchOptions, tokens,
-};
 use skills_core::{Catalog, Skill};
+use skills_core::{
+    FieldWeights, MAX_QUERY_TERMS, SearchDocument, SearchField, SearchHit, SearchIndex,
+    SearchOptions, search_tokens as tokens,
+};
 
 use super::support::{FIXTURE_SKILLS, fixture_metadata, in_code};
 

@@ -6,10 +6,10 @@
 //! `bomb_parsing_keeps_the_process_small` also checks the process's peak resident
 //! size on Linux (the reproducible whole-process figure is `scripts/alias-rss.sh`).
 
-use skills_core::frontmatter::{
+use skills_core::{Code, Mode, ValidationOptions};
+use skills_core::{
     MAX_YAML_EXPANDED_BYTES, MAX_YAML_NODES, YAML_EXPANSION_FACTOR, max_expanded_bytes,
 };
-use skills_core::{Code, Mode, ValidationOptions};
 
 use super::support::{codes, parse_in_dir};
 
@@ -31,7 +31,7 @@ fn big_scalar_bomb() -> String {
 #[track_caller]
 fn assert_refused(src: &str, lenient_code: Code) {
     assert!(
-        src.len() <= skills_core::validate::DEFAULT_MAX_FRONTMATTER_BYTES,
+        src.len() <= skills_core::DEFAULT_MAX_FRONTMATTER_BYTES,
         "the bomb must fit the frontmatter cap to test the alias budget"
     );
     for (mode, code) in [

@@ -1,8 +1,8 @@
 //! A skill's documents (F-PRV-10) on real files: listing, reads by name, and the
 //! unknown-document error that lists the available ones.
 
-use skills_core::docs::{list_docs, read_doc};
 use skills_core::{ErrorKind, ResourcePath};
+use skills_core::{list_docs, read_doc};
 
 use super::support::{Root, assert_good_loads, block_on, expect_kind, get};
 

@@ -129,7 +129,7 @@ fn listing_of_a_missing_folder_is_empty() {
 fn a_listing_cut_by_the_walk_cap_is_deterministic_and_says_more_than() {
     let root = Root::new();
     root.skill("huge", "Huge.");
-    let cap = skills_fs::read::LISTING_WALK_CAP;
+    let cap = skills_fs::LISTING_WALK_CAP;
     // Assets sort after references in the listing, and come first in byte order:
     // a walk in byte order would list assets; the listing order lists references.
     for i in 0..(cap / 2 + 50) {

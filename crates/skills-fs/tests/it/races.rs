@@ -66,7 +66,7 @@ fn race(
                 done_tx.clone(),
             );
             thread::spawn(move || {
-                skills_fs::beneath::force_walk_on_this_thread(walk);
+                skills_fs::force_walk_on_this_thread(walk);
                 while !stop.load(Ordering::Relaxed) {
                     read(&tally);
                 }

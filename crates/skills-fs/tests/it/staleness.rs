@@ -21,7 +21,7 @@ use skills_fs::{
 
 use super::support::{Root, assert_good_loads, block_on, diags_with, expect_kind, get, names};
 
-const COOLDOWN: Duration = skills_fs::options::DEFAULT_COOLDOWN;
+const COOLDOWN: Duration = skills_fs::DEFAULT_COOLDOWN;
 
 /// A root, a manual clock, a counting file system and a provider over them.
 struct Fixture {

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, ErrorKind, SkillProvider};
-use skills_fs::standard_roots::{Scope, StandardRoot, project_dirs};
 use skills_fs::{FsOptions, StandardProvider, StandardRoots};
+use skills_fs::{Scope, StandardRoot, project_dirs};
 use tempfile::TempDir;
 
 use super::support::{block_on, expect_kind, write_file};
