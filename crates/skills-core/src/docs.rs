@@ -18,7 +18,7 @@
 //! model cannot use it to read anything that is not a document.
 //!
 //! ```
-//! use skills_core::{define_skill, docs, InCodeProvider, ErrorKind};
+//! use skills_core::{define_skill, find_doc, list_docs, read_doc, InCodeProvider, ErrorKind};
 //! let skill = define_skill("pdf", "Reads PDFs. Use for PDF files.")
 //!     .resource("references/forms.md", "# Forms\n")
 //!     .resource("notes.txt", "Notes.\n")
@@ -27,9 +27,9 @@
 //!     .expect("valid");
 //! let provider = InCodeProvider::new([skill]).expect("provider");
 //! pollster::block_on(async {
-//!     let text = docs::read_doc(&provider, "pdf", "references/forms.md").await.expect("doc");
+//!     let text = read_doc(&provider, "pdf", "references/forms.md").await.expect("doc");
 //!     assert_eq!(text.text, "# Forms\n");
-//!     let err = docs::read_doc(&provider, "pdf", "forms.md").await.expect_err("unknown");
+//!     let err = read_doc(&provider, "pdf", "forms.md").await.expect_err("unknown");
 //!     assert_eq!(err.kind(), ErrorKind::ResourceNotFound);
 //!     assert_eq!(err.available(), ["notes.txt", "references/forms.md"]);
 //! });

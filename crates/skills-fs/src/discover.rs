@@ -139,13 +139,19 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         dirs_seen: 0,
         skipped: Skipped::default(),
         dirs: Vec::new(),
-        skill_mds: Vec::new(),
+        pending: Vec::new(),
     };
     let _span = tracing::debug_span!("discover", roots = roots.len()).entered();
     for root in roots {
         walk.root(root);
     }
     walk.report_skipped();
+    let loaded = load_all(vfs, options, std::mem::take(&mut walk.pending));
+    let mut skill_mds = Vec::with_capacity(loaded.len());
+    for (skill, stamp) in loaded {
+        walk.out.skills.push(skill);
+        skill_mds.push(stamp);
+    }
     tracing::debug!(
         skills = walk.out.skills.len(),
         folders = walk.dirs_seen,
@@ -154,8 +160,63 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     Watched {
         discovery: walk.out,
         dirs: walk.dirs,
-        skill_mds: walk.skill_mds,
+        skill_mds,
     }
+}
+
+/// A skill folder the walk found, to be read and parsed.
+struct Pending {
+    dir: PathBuf,
+    md: PathBuf,
+    stat: Option<FileStat>,
+}
+
+/// Fewer skills than this are loaded on the calling thread.
+const PARALLEL_MIN_SKILLS: usize = 64;
+/// At most this many threads read and parse `SKILL.md` files.
+const MAX_LOAD_THREADS: usize = 8;
+
+/// Reads and parses every pending skill, in order. Large libraries are split
+/// into contiguous chunks loaded on scoped threads (one per available core, at
+/// most [`MAX_LOAD_THREADS`]), so a cold scan uses every core; the result is
+/// the same, in the same order, as loading one by one.
+fn load_all(
+    vfs: &dyn Vfs,
+    options: &FsOptions,
+    pending: Vec<Pending>,
+) -> Vec<(DiscoveredSkill, Stamp)> {
+    let load = |p: &Pending| load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_LOAD_THREADS)
+        .min(pending.len() / PARALLEL_MIN_SKILLS);
+    if threads <= 1 {
+        return pending.iter().map(load).collect();
+    }
+    let chunk = pending.len().div_ceil(threads);
+    let parent = tracing::Span::current();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = pending
+            .chunks(chunk)
+            .map(|part| {
+                let parent = parent.clone();
+                scope.spawn(move || {
+                    let _entered = parent.enter();
+                    part.iter().map(load).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(pending.len());
+        for (handle, part) in handles.into_iter().zip(pending.chunks(chunk)) {
+            match handle.join() {
+                Ok(loaded) => out.extend(loaded),
+                // A panic in one chunk: load that chunk again here, so the
+                // panic surfaces on the caller's thread with its own message.
+                Err(_) => out.extend(part.iter().map(load)),
+            }
+        }
+        out
+    })
 }
 
 /// Finds the `SKILL.md` of a folder (`skill.md` as a fallback), through `vfs`.
@@ -302,7 +363,8 @@ struct Walk<'a> {
     dirs_seen: usize,
     skipped: Skipped,
     dirs: Vec<Stamp>,
-    skill_mds: Vec<Stamp>,
+    /// Skill folders found, loaded after the walk (in parallel when many).
+    pending: Vec<Pending>,
 }
 
 /// Folders discovery did not search, per reason.
@@ -361,9 +423,11 @@ impl Walk<'_> {
     }
 
     fn load(&mut self, dir: &Path, md: PathBuf, stat: Option<FileStat>) {
-        let (skill, stamp) = load_skill_md(self.vfs, dir, md, stat, self.options);
-        self.out.skills.push(skill);
-        self.skill_mds.push(stamp);
+        self.pending.push(Pending {
+            dir: dir.to_path_buf(),
+            md,
+            stat,
+        });
     }
 
     /// Records a folder; `false` when it was already visited (loop or alias).
