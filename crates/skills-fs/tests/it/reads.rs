@@ -261,12 +261,18 @@ mod special_files {
 
     use crate::it::support::{Root, assert_good_loads, block_on, get};
 
-    /// Makes a named pipe with the system `mkfifo`; `false` when unavailable.
-    fn mkfifo(path: &Path) -> bool {
-        Command::new("mkfifo")
+    /// Makes a named pipe with the system `mkfifo`. Panics when it cannot:
+    /// a pipe test that cannot make its pipe has checked nothing.
+    fn mkfifo(path: &Path) {
+        let status = Command::new("mkfifo")
             .arg(path)
             .status()
-            .is_ok_and(|s| s.success())
+            .unwrap_or_else(|e| panic!("cannot run mkfifo (coreutils): {e}"));
+        assert!(
+            status.success(),
+            "mkfifo {} failed: {status}",
+            path.display()
+        );
     }
 
     /// A named pipe inside a skill must not block a reader forever: nobody ever
@@ -278,10 +284,7 @@ mod special_files {
         root.skill("piped", "Body.");
         let fifo = root.join("piped/references/pipe.md");
         std::fs::create_dir_all(root.join("piped/references")).expect("mkdir");
-        if !mkfifo(&fifo) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&fifo);
         let provider = std::sync::Arc::new(root.provider());
 
         let (tx, rx) = mpsc::channel();
@@ -316,10 +319,7 @@ mod special_files {
         let root = Root::new();
         root.skill("piped", "Body.");
         root.write("piped/references/real.md", "real\n");
-        if !mkfifo(&root.join("piped/references/pipe.md")) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&root.join("piped/references/pipe.md"));
         let provider = root.provider();
 
         let listing = get(&provider, "piped").expect("piped loads").resources;
@@ -332,10 +332,7 @@ mod special_files {
     fn named_pipe_skill_md_does_not_block_discovery() {
         let root = Root::new();
         std::fs::create_dir_all(root.join("piped")).expect("mkdir");
-        if !mkfifo(&root.join("piped/SKILL.md")) {
-            eprintln!("skipped: mkfifo is not available");
-            return;
-        }
+        mkfifo(&root.join("piped/SKILL.md"));
         let (tx, rx) = mpsc::channel();
         let path = root.path();
         std::thread::spawn(move || {
