@@ -71,7 +71,11 @@ fuzz_target!(|data: &[u8]| {
     };
     let root = root.canonicalize().expect("the root exists");
     let cache = cache.canonicalize().expect("the cache exists");
-    assert!(root.starts_with(&cache), "{} is outside the cache", root.display());
+    assert!(
+        root.starts_with(&cache),
+        "{} is outside the cache",
+        root.display()
+    );
     let (mut entries, mut bytes) = (0, 0);
     walk(&root, &mut entries, &mut bytes);
     // Folders implied by file paths are not counted as entries by the

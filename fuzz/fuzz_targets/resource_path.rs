@@ -83,7 +83,10 @@ fuzz_target!(|data: &[u8]| {
     let fixture = fixture();
     let result = pollster::block_on(fixture.provider.read_resource("demo", path, range));
     match result {
-        Ok(content) => assert!(!content.text.contains(SECRET), "read escaped the skill: {path:?}"),
+        Ok(content) => assert!(
+            !content.text.contains(SECRET),
+            "read escaped the skill: {path:?}"
+        ),
         Err(err) => assert!(!err.to_string().contains(SECRET)),
     }
 });

@@ -38,22 +38,31 @@ const TOOLS: &[&str] = &[
 
 fn skills() -> Vec<InCodeSkill> {
     vec![
-        define_skill("pdf-forms", "Fills PDF forms. Use when the user shares a PDF form.")
-            .body("# PDF forms\n\nList the fields first.\n")
-            .resource("references/fields.md", "Field names are case sensitive.\nDates use ISO 8601.\n")
-            .resource("references/signing.md", "Never sign.\n")
-            .resource("scripts/fill.py", "print('fill')\n")
-            .resource("assets/form.txt", "NAME: ____\n")
-            .build()
-            .expect("valid skill"),
+        define_skill(
+            "pdf-forms",
+            "Fills PDF forms. Use when the user shares a PDF form.",
+        )
+        .body("# PDF forms\n\nList the fields first.\n")
+        .resource(
+            "references/fields.md",
+            "Field names are case sensitive.\nDates use ISO 8601.\n",
+        )
+        .resource("references/signing.md", "Never sign.\n")
+        .resource("scripts/fill.py", "print('fill')\n")
+        .resource("assets/form.txt", "NAME: ____\n")
+        .build()
+        .expect("valid skill"),
         define_skill("weather", "Answers weather questions. Use for weather.")
             .body("Look the city up.\n\nTools:\n- get_weather\n")
             .build()
             .expect("valid skill"),
-        define_skill("git-commit", "Writes commit messages. Use for commit messages.")
-            .body("Summarise the diff.\n")
-            .build()
-            .expect("valid skill"),
+        define_skill(
+            "git-commit",
+            "Writes commit messages. Use for commit messages.",
+        )
+        .body("Summarise the diff.\n")
+        .build()
+        .expect("valid skill"),
     ]
 }
 
@@ -64,15 +73,27 @@ fn agents() -> &'static Vec<Agent> {
             Arc::new(InCodeProvider::new(skills()).expect("distinct names"));
         let schema = serde_json::json!({"type": "object", "properties": {}});
         let configs: Vec<(Surface, Materialization, Lifetime)> = vec![
-            (Surface::Default, Materialization::ToolResult, Lifetime::Session),
+            (
+                Surface::Default,
+                Materialization::ToolResult,
+                Lifetime::Session,
+            ),
             (Surface::Trpc, Materialization::ToolResult, Lifetime::Turn),
             (
                 Surface::Eino(EinoOptions::default()),
                 Materialization::ToolResult,
                 Lifetime::Session,
             ),
-            (Surface::Default, Materialization::SystemMessage, Lifetime::Once),
-            (Surface::Trpc, Materialization::SystemMessage, Lifetime::Session),
+            (
+                Surface::Default,
+                Materialization::SystemMessage,
+                Lifetime::Once,
+            ),
+            (
+                Surface::Trpc,
+                Materialization::SystemMessage,
+                Lifetime::Session,
+            ),
         ];
         configs
             .into_iter()
