@@ -4,8 +4,9 @@
 //! conversation.
 //!
 //! One test binary; the modules live in `tests/snap/`. Snapshots are in
-//! `tests/snapshots/` (regenerate with
-//! `INSTA_UPDATE=always cargo test -p skills-agent --test snapshots` and
-//! review every changed `.snap` file: the texts are the model's view).
+//! `tests/snapshots/` as plain `.txt` files compared byte for byte, trailing
+//! newlines included (regenerate with
+//! `UPDATE_SNAPSHOTS=1 cargo test -p skills-agent --test snapshots` and
+//! review `git diff`: the texts are the model's view).
 
 mod snap;

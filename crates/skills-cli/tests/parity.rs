@@ -7,8 +7,9 @@
 //! `docs/parity.md`. Environment:
 //!
 //! - `SKILLS_REF_PYTHON`: the Python that has `skills-ref` installed
-//!   (default: `<workspace>/target/skills-ref-venv/bin/python`);
-//! - `CI`: when non-empty, a missing `skills-ref` fails instead of skipping;
+//!   (default: `<workspace>/target/skills-ref-venv/bin/python`). Without
+//!   it the two tests that need it fail, saying how to install it
+//!   (`bash .ci/install-skills-ref`; `bash .ci/test` does it for you);
 //! - `PARITY_KEEP`: keep the generated folders and print where they are;
 //! - `PARITY_FILTER`: only run cases whose id contains this text;
 //! - `PARITY_SHOW_EXCLUDED`: print both verdicts for every excluded case.
@@ -23,7 +24,6 @@ mod rules;
 use std::{
     collections::BTreeMap,
     env, fmt, fs,
-    io::{self, Write as _},
     num::NonZeroUsize,
     path::{Path, PathBuf},
     process::{Command, Stdio},
@@ -62,29 +62,25 @@ fn locate_python() -> Option<PathBuf> {
     venv.exists().then_some(venv)
 }
 
-/// The reference Python; `None` (after a loud notice) when it is not
-/// installed outside CI. Panics in CI, where it must be installed.
-fn reference_python_or_skip() -> Option<PathBuf> {
+/// The reference Python. Panics, with the command that installs it, when
+/// it is missing: a differential test that cannot run its check fails.
+fn reference_python() -> PathBuf {
     if let Some(python) = locate_python() {
-        return Some(python);
+        assert!(
+            python.exists(),
+            "SKILLS_REF_PYTHON={} does not exist; run `bash .ci/install-skills-ref` \
+             (creates target/skills-ref-venv) or point SKILLS_REF_PYTHON at a Python with \
+             skills-ref=={SKILLS_REF_VERSION}",
+            python.display()
+        );
+        return python;
     }
-    assert!(
-        !env_set("CI"),
-        "skills-ref is not installed but CI is set: run `bash .ci/install-skills-ref` \
-         (creates target/skills-ref-venv) or point SKILLS_REF_PYTHON at a Python with \
-         skills-ref=={SKILLS_REF_VERSION}"
+    panic!(
+        "the reference validator skills-ref is not installed, so the differential test \
+         cannot run. Run `bash .ci/test` (installs it, then runs the whole suite) or \
+         `bash .ci/install-skills-ref` once (creates target/skills-ref-venv), or point \
+         SKILLS_REF_PYTHON at a Python with skills-ref=={SKILLS_REF_VERSION}"
     );
-    // Written to the process's stderr directly, not through `eprintln!`, so
-    // that the test harness does not capture it: a skip must be visible.
-    let notice = format!(
-        "\n========================================================================\n\
-         SKIPPED: skills-ref not installed; run .ci/install-skills-ref\n\
-         (or set SKILLS_REF_PYTHON to a Python with skills-ref=={SKILLS_REF_VERSION})\n\
-         ========================================================================\n"
-    );
-    // Nothing sensible to do if stderr itself is gone.
-    let _ = io::stderr().write_all(notice.as_bytes());
-    None
 }
 
 /// Runs a short Python snippet and returns its trimmed stdout.
@@ -330,9 +326,7 @@ fn parallel_map<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<
 
 #[test]
 fn validate_agrees_with_skills_ref() {
-    let Some(python) = reference_python_or_skip() else {
-        return;
-    };
+    let python = reference_python();
     check_reference_version(&python);
 
     let all = cases::generate();
@@ -515,9 +509,7 @@ fn message_sites(source: &str) -> usize {
 
 #[test]
 fn message_templates_match_installed_skills_ref() {
-    let Some(python) = reference_python_or_skip() else {
-        return;
-    };
+    let python = reference_python();
     check_reference_version(&python);
     let package = PathBuf::from(python_eval(
         &python,

@@ -2,8 +2,8 @@
 //! property tests, hostile input, layered providers and injection tagging.
 //!
 //! One test binary; the modules live in `tests/it/`. Snapshots are in
-//! `tests/snapshots/` (regenerate with `INSTA_UPDATE=always cargo test -p skills-core`
-//! and review every changed `.snap` file).
+//! `tests/snapshots/`, compared byte for byte (regenerate with
+//! `UPDATE_SNAPSHOTS=1 cargo test -p skills-core` and review `git diff`).
 
 mod it {
     mod bad_input;

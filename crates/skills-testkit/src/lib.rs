@@ -7,6 +7,8 @@
 //! dependency only and depends on nothing (not even `skills-core`), so any
 //! crate of the workspace can use it without a dependency cycle.
 
+pub mod snapshot;
+
 /// A seeded 64-bit linear congruential generator (Knuth's MMIX constants).
 ///
 /// Not for anything but test data: it is fast, tiny and reproducible across

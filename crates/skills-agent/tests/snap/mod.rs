@@ -7,11 +7,12 @@ use serde_json::{Value, json};
 use skills_agent::{Agent, AgentBuilder, Dispatch, Message, Session, ToolCall, ToolSpec};
 use skills_core::{Extensions, InCodeProvider, InCodeSkill, define_skill};
 
-/// Asserts a named snapshot under `tests/snapshots/` (no module prefix).
+/// Asserts that `tests/snapshots/<name>.txt` holds exactly the value, byte
+/// for byte (trailing newlines included); `UPDATE_SNAPSHOTS=1` rewrites it.
 macro_rules! snap {
     ($name:expr, $value:expr) => {{
         let value: String = $value;
-        $crate::snap::settings().bind(|| insta::assert_snapshot!($name, value));
+        $crate::snap::assert_snapshot($name, &value);
     }};
 }
 
@@ -21,12 +22,10 @@ mod requests;
 mod tool_specs;
 mod trpc_surface;
 
-/// insta settings: snapshots go to `tests/snapshots/` under their plain names.
-pub(crate) fn settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
+/// Compares `value` with `tests/snapshots/<name>.txt`, byte for byte.
+pub(crate) fn assert_snapshot(name: impl AsRef<str>, value: &str) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    skills_testkit::snapshot::assert_snapshot(&dir, &format!("{}.txt", name.as_ref()), value);
 }
 
 pub(crate) const INSTRUCTIONS: &str = "You are a careful assistant for a small office.";
@@ -271,4 +270,28 @@ pub(crate) fn reindent(json: &str) -> String {
     let after: Value = serde_json::from_str(&out).expect("valid JSON out");
     assert_eq!(before, after, "reindent changed the JSON value");
     out
+}
+
+/// The comparison is exact: a tool result with one more or one fewer
+/// trailing newline, or a trailing space, does not match its snapshot.
+#[test]
+fn snapshots_compare_every_byte() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let stored = std::fs::read(dir.join("default_read_ok.txt")).expect("snapshot exists");
+    let actual = pollster::block_on(async {
+        let mut session = start(builder()).await;
+        run(
+            &mut session,
+            "read_skill_file",
+            serde_json::json!({"skill": "pdf-tools", "path": "references/guide.md"}),
+        )
+        .await
+    });
+    let compare = skills_testkit::snapshot::compare;
+    assert_eq!(compare(&stored, actual.as_bytes()), Ok(()));
+    assert!(compare(&stored, format!("{actual}\n").as_bytes()).is_err());
+    assert!(compare(&stored, format!("{actual} ").as_bytes()).is_err());
+    let multi_line = format!("{actual}\n\n");
+    let trimmed = multi_line.trim_end();
+    assert!(compare(multi_line.as_bytes(), trimmed.as_bytes()).is_err());
 }

@@ -437,7 +437,16 @@ fn escaped_control_characters_do_not_reach_the_catalog() {
     let src = "---\nname: ctl\ndescription: \"a\\0b\\u0007c\\u001b[31md\"\n---\n";
     let outcome = parse_in_dir(src, "ctl", &ValidationOptions::lenient());
     let Some(doc) = outcome.document else {
-        return; // Refusing the skill is an acceptable fix too.
+        // Refusing the skill is an acceptable fix too, but not silently.
+        assert!(
+            outcome
+                .diagnostics
+                .iter()
+                .any(|d| d.severity == skills_core::Severity::Error),
+            "the skill was dropped without an error: {:?}",
+            outcome.diagnostics
+        );
+        return;
     };
     let catalog = skills_core::Catalog::new([doc.metadata]);
     for format in [

@@ -2,7 +2,7 @@
 
 use skills_core::{Budget, Catalog, CatalogFormat, RenderOptions};
 
-use super::support::{FIXTURE_SKILLS, fixture_metadata, snapshot_settings};
+use super::support::{FIXTURE_SKILLS, assert_snapshot, fixture_metadata, snapshot_dir};
 
 const FORMATS: [(CatalogFormat, &str); 3] = [
     (CatalogFormat::Xml, "xml"),
@@ -22,9 +22,7 @@ fn snapshot_all(suffix: &str, budget: Budget) {
             .with_format(format)
             .with_budget(budget);
         let rendered = catalog.render(&options);
-        snapshot_settings().bind(|| {
-            insta::assert_snapshot!(format!("catalog_{label}{suffix}"), rendered);
-        });
+        assert_snapshot(&format!("catalog_{label}{suffix}.txt"), &rendered);
     }
 }
 
@@ -86,4 +84,27 @@ fn custom_load_tool_is_named_in_the_guardrail() {
         "{out}"
     );
     assert!(!out.contains("load_skill"));
+}
+
+/// The comparison is exact: the stored catalog with its final newline
+/// dropped, or with one more, or with a trailing space, does not match.
+#[test]
+fn snapshots_compare_every_byte() {
+    let rendered = catalog().render(&RenderOptions::default());
+    let stored = std::fs::read(snapshot_dir().join("catalog_xml.txt")).expect("snapshot exists");
+    assert_eq!(
+        skills_testkit::snapshot::compare(&stored, rendered.as_bytes()),
+        Ok(())
+    );
+    assert!(rendered.ends_with('\n'), "the catalog ends with a newline");
+
+    let trimmed = rendered.strip_suffix('\n').expect("ends with a newline");
+    let err = skills_testkit::snapshot::compare(&stored, trimmed.as_bytes())
+        .expect_err("a dropped final newline must fail");
+    assert!(err.contains("without its last 1 byte(s)"), "{err}");
+
+    let extra = format!("{rendered}\n");
+    assert!(skills_testkit::snapshot::compare(&stored, extra.as_bytes()).is_err());
+    let spaced = rendered.replacen('\n', " \n", 1);
+    assert!(skills_testkit::snapshot::compare(&stored, spaced.as_bytes()).is_err());
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use skills_core::{Mode, ValidationOptions};
 
-use super::support::{diagnostic_lines, parse_in_dir, snapshot_settings};
+use super::support::{assert_snapshot, diagnostic_lines, parse_in_dir};
 
 /// `(case, directory, SKILL.md text)`.
 const BROKEN: &[(&str, &str, &str)] = &[
@@ -95,5 +95,5 @@ fn broken_skill_diagnostics() {
             }
         }
     }
-    snapshot_settings().bind(|| insta::assert_snapshot!("diagnostics_broken_skills", report));
+    assert_snapshot("diagnostics_broken_skills.txt", &report);
 }

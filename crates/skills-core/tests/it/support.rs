@@ -5,12 +5,15 @@ use skills_core::{
     parse_skill_md,
 };
 
-/// insta settings: snapshots go to `tests/snapshots/` under their plain names.
-pub(crate) fn snapshot_settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
+/// Asserts that `tests/snapshots/<name>` holds exactly `actual`, byte for
+/// byte (trailing newlines included); `UPDATE_SNAPSHOTS=1` rewrites it.
+pub(crate) fn assert_snapshot(name: &str, actual: &str) {
+    skills_testkit::snapshot::assert_snapshot(&snapshot_dir(), name, actual);
+}
+
+/// Where the snapshot files live.
+pub(crate) fn snapshot_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
 }
 
 /// Parses `src` as `skills/<dir>/SKILL.md`.

@@ -293,10 +293,12 @@ fn cwd_at_the_repository_root() {
 #[test]
 fn without_a_repository_only_the_working_directory_counts() {
     let w = World::new();
-    if temp_is_inside_a_repository(&w) {
-        eprintln!("skipped: the temp folder is inside a git repository");
-        return;
-    }
+    assert!(
+        !temp_is_inside_a_repository(&w),
+        "the temp folder {} is inside a git repository, so the no-repository case cannot \
+         be checked; set TMPDIR to a folder outside any repository",
+        w.base.path().display()
+    );
     w.skill("repo/a/b/.agents/skills", "here", "here");
     w.skill("repo/a/.agents/skills", "parent", "parent");
     w.skill("repo/.claude/skills", "grandparent", "grandparent");
