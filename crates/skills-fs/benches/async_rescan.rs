@@ -27,62 +27,14 @@ use std::time::{Duration, Instant};
 
 use skills_core::SkillProvider;
 use skills_fs::{FsEnv, FsOptions, FsProvider, ManualClock};
-use skills_testkit::Lcg;
 use tokio::runtime::{Builder, Runtime};
 use tokio::time::MissedTickBehavior;
 
 const SKILLS: usize = 3_000;
 const ROUNDS: usize = 10;
 
-const WORDS: &[&str] = &[
-    "extracts",
-    "tables",
-    "from",
-    "documents",
-    "and",
-    "summarizes",
-    "results",
-    "for",
-    "review",
-    "when",
-    "the",
-    "user",
-    "asks",
-    "about",
-    "reports",
-];
-
-fn text(rng: &mut Lcg, len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        out.push_str(WORDS[rng.below(WORDS.len())]);
-        out.push(if rng.below(12) == 0 { '\n' } else { ' ' });
-    }
-    out
-}
-
 fn generate(root: &Path) {
-    let mut rng = Lcg::new(42);
-    for i in 0..SKILLS {
-        let name = format!("skill-{i:04}");
-        let dir = root.join(&name);
-        fs::create_dir_all(dir.join("references")).expect("mkdir");
-        fs::create_dir_all(dir.join("scripts")).expect("mkdir");
-        let description_len = 80 + rng.below(120);
-        let description = text(&mut rng, description_len).replace('\n', " ");
-        let body_len = 1024 + rng.below(7 * 1024);
-        let body = text(&mut rng, body_len);
-        fs::write(
-            dir.join("SKILL.md"),
-            format!(
-                "---\nname: {name}\ndescription: {}. Use it for tests.\nlicense: MIT\n---\n# {name}\n\n{body}\n",
-                description.trim()
-            ),
-        )
-        .expect("write SKILL.md");
-        fs::write(dir.join("references/guide.md"), text(&mut rng, 1024)).expect("write");
-        fs::write(dir.join("scripts/run.sh"), "#!/bin/sh\necho run\n").expect("write");
-    }
+    skills_testkit::library::write_flat(root, 42, SKILLS).expect("write the library");
 }
 
 /// What one measured run found.

@@ -265,13 +265,12 @@ impl FsProvider {
         self.inner.inline.store(inline, Ordering::Relaxed);
     }
 
-    /// [`SkillProvider::get`] without the copy: the cached skill itself, shared.
+    /// [`SkillProvider::get`]: the cached skill itself, shared.
     ///
-    /// # Errors
-    /// [`ErrorKind::SkillNotFound`] (with the available names) for an unknown
-    /// name or a skill renamed on disk, [`ErrorKind::InvalidSkill`] for a skill
-    /// that became invalid since the last scan.
-    pub async fn get_arc(&self, name: &str) -> Result<Arc<Skill>, Error> {
+    /// Errors: [`ErrorKind::SkillNotFound`] (with the available names) for an
+    /// unknown name or a skill renamed on disk, [`ErrorKind::InvalidSkill`] for a
+    /// skill that became invalid since the last scan.
+    async fn get_shared(&self, name: &str) -> Result<Arc<Skill>, Error> {
         let span = debug_span!(
             "skills_fs.get",
             skill = name,
@@ -602,6 +601,34 @@ impl Inner {
 }
 
 /// Microseconds since `start`, for span fields.
+impl FsProvider {
+    /// Runs `read` for the file `path` of the skill `name` on the blocking pool,
+    /// recording `elapsed_us` and `bytes` (through `size`) on the current span.
+    async fn read_in_skill<T, R>(
+        &self,
+        name: &str,
+        path: &str,
+        size: fn(&T) -> usize,
+        read: R,
+    ) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        R: FnOnce(&Inner, &Path, &str) -> Result<T, Error> + Send + 'static,
+    {
+        let started = Instant::now();
+        let (_, dir) = self.inner.dir_of(name).await?;
+        let inner = Arc::clone(&self.inner);
+        let path = path.to_owned();
+        let result = self.inner.blocking(move || read(&inner, &dir, &path)).await;
+        let span = tracing::Span::current();
+        span.record("elapsed_us", micros(started));
+        if let Ok(value) = &result {
+            span.record("bytes", size(value));
+        }
+        result
+    }
+}
+
 fn micros(start: Instant) -> u64 {
     u64::try_from(start.elapsed().as_micros()).unwrap_or(u64::MAX)
 }
@@ -686,7 +713,7 @@ impl SkillProvider for FsProvider {
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
-        self.get_arc(name).await
+        self.get_shared(name).await
     }
 
     async fn read_resource(
@@ -702,22 +729,12 @@ impl SkillProvider for FsProvider {
             bytes = field::Empty,
             elapsed_us = field::Empty
         );
-        async {
-            let started = Instant::now();
-            let (_, dir) = self.inner.dir_of(name).await?;
-            let inner = Arc::clone(&self.inner);
-            let path = path.to_owned();
-            let result = self
-                .inner
-                .blocking(move || read_resource_in(inner.vfs(), &dir, &path, range, &inner.options))
-                .await;
-            let span = tracing::Span::current();
-            span.record("elapsed_us", micros(started));
-            if let Ok(content) = &result {
-                span.record("bytes", content.text.len());
-            }
-            result
-        }
+        self.read_in_skill(
+            name,
+            path,
+            |content: &ResourceContent| content.text.len(),
+            move |inner, dir, path| read_resource_in(inner.vfs(), dir, path, range, &inner.options),
+        )
         .instrument(span)
         .await
     }
@@ -730,22 +747,9 @@ impl SkillProvider for FsProvider {
             bytes = field::Empty,
             elapsed_us = field::Empty
         );
-        async {
-            let started = Instant::now();
-            let (_, dir) = self.inner.dir_of(name).await?;
-            let inner = Arc::clone(&self.inner);
-            let path = path.to_owned();
-            let result = self
-                .inner
-                .blocking(move || read_resource_bytes_in(inner.vfs(), &dir, &path, &inner.options))
-                .await;
-            let span = tracing::Span::current();
-            span.record("elapsed_us", micros(started));
-            if let Ok(content) = &result {
-                span.record("bytes", content.len());
-            }
-            result
-        }
+        self.read_in_skill(name, path, ResourceBytes::len, |inner, dir, path| {
+            read_resource_bytes_in(inner.vfs(), dir, path, &inner.options)
+        })
         .instrument(span)
         .await
     }

@@ -7,6 +7,7 @@
 //! dependency only and depends on nothing (not even `skills-core`), so any
 //! crate of the workspace can use it without a dependency cycle.
 
+pub mod library;
 pub mod snapshot;
 
 /// A seeded 64-bit linear congruential generator (Knuth's MMIX constants).
