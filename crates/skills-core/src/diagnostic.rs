@@ -170,6 +170,9 @@ codes! {
     PathOutsideSkill => "path-outside-skill",
     /// A skills root is not a folder.
     RootNotFolder => "root-not-folder",
+    /// No home folder (`HOME` is not set), so the user-scope standard roots are
+    /// skipped.
+    HomeUnset => "home-unset",
     /// Discovery stopped at a limit (folder count or depth); some skills may be missing.
     DiscoveryLimit => "discovery-limit",
     /// Discovery skipped folders by name (version control, dependencies, build output).

@@ -67,6 +67,11 @@ pub use vfs::{FileKind, FileStat, RealFs, Vfs};
 #[doc = include_str!("../../../docs/providers.md")]
 pub struct ProvidersGuide;
 
+/// The example in `docs/remote-roots.md`, compiled as a doc test.
+#[cfg(all(doctest, feature = "remote"))]
+#[doc = include_str!("../../../docs/remote-roots.md")]
+pub struct RemoteRootsGuide;
+
 /// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/standard-roots.md")]

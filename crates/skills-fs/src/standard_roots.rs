@@ -203,7 +203,7 @@ impl StandardRoots {
                 }
             }
             None if matches!(self.home, Input::FromEnv) => out.diagnostics.push(Diagnostic::warning(
-                Code::IoError,
+                Code::HomeUnset,
                 "no home folder (HOME is not set): the user-scope skill folders under it are skipped",
             )),
             None => {}
@@ -238,7 +238,7 @@ impl StandardRoots {
                     }
                 }
                 Ok(_) => out.diagnostics.push(Diagnostic::warning(
-                    Code::IoError,
+                    Code::RootNotFolder,
                     format!(
                         "the {} skills folder `{}` is not a folder; it is skipped",
                         root.scope, root.label
