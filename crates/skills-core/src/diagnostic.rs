@@ -194,7 +194,11 @@ impl Serialize for Code {
 }
 
 /// One problem found in a skill, with a stable code and its location.
+///
+/// Built with [`Diagnostic::error`] or [`Diagnostic::warning`] and the `in_file`,
+/// `at_line`, `at_column` and excerpt builders; the fields are for reading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,

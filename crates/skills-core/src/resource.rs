@@ -140,6 +140,7 @@ impl ResourceKind {
 
 /// One file in a skill's listing.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[non_exhaustive]
 pub struct ResourceEntry {
     /// Relative path.
     pub path: ResourcePath,
@@ -163,6 +164,7 @@ impl ResourceEntry {
 
 /// A skill's files, grouped and sorted deterministically (by group, then path).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ResourceListing {
     /// The entries, sorted by (kind, path).
     pub entries: Vec<ResourceEntry>,

@@ -291,6 +291,7 @@ impl SearchOptions {
 
 /// One result of [`SearchIndex::search`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct SearchHit {
     /// The skill's name.
     pub name: String,

@@ -28,6 +28,7 @@ pub enum InjectionAction {
 
 /// The tag stored under [`SKILL_INJECTION_KEY`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SkillInjection {
     /// Loaded or released.
     pub action: InjectionAction,
@@ -160,6 +161,7 @@ pub enum Role {
 
 /// A minimal message: role, text and metadata.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Message {
     /// Who wrote it.
     pub role: Role,
