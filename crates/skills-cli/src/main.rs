@@ -394,6 +394,21 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     }
 }
 
+/// Writes one diagnostic as text: its `file:line:col: severity[code]: message`
+/// line with control characters escaped (a file name may hold a newline), then
+/// its source excerpt, if any, line by line; every line starts with `indent`.
+fn write_diagnostic(out: &mut impl Write, indent: &str, d: &Diagnostic) -> io::Result<()> {
+    let mut header = d.clone();
+    let excerpt = header.excerpt.take();
+    writeln!(out, "{indent}{}", text::line(&header.to_string()))?;
+    if let Some(excerpt) = excerpt {
+        for line in excerpt.to_string().lines() {
+            writeln!(out, "{indent}{}", text::line(line))?;
+        }
+    }
+    Ok(())
+}
+
 /// The catalog `--format json` prints when no skill is listed: still a JSON
 /// document, of the same shape as a non-empty one.
 const EMPTY_JSON_CATALOG: &str = "{\"skills\":[]}\n";
@@ -838,7 +853,7 @@ impl ValidateReport {
 
     fn write_text(&self, out: &mut impl Write) -> io::Result<()> {
         for d in self.missing.iter().chain(&self.discovery.diagnostics) {
-            writeln!(out, "{}", text::line(&d.to_string()))?;
+            write_diagnostic(out, "", d)?;
         }
         let mut valid = 0;
         for s in &self.discovery.skills {
@@ -861,11 +876,7 @@ impl ValidateReport {
                 writeln!(out, "INVALID  {label}  ({dir})")?;
             }
             for d in &s.diagnostics {
-                // A diagnostic may span several lines (a source excerpt): indent
-                // each, and escape control characters within each line.
-                for line in d.to_string().lines() {
-                    writeln!(out, "    {}", text::line(line))?;
-                }
+                write_diagnostic(out, "    ", d)?;
             }
         }
         let (errors, warnings) = self.counts();
