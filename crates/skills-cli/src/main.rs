@@ -714,7 +714,8 @@ fn skip_reason(code: Code) -> &'static str {
         | Code::FrontmatterTooLarge => "unreadable YAML frontmatter",
         Code::NotUtf8 => "not UTF-8",
         Code::SkillMdMissing | Code::SkillMdNotFile | Code::SkillMdTooLarge => "no usable SKILL.md",
-        Code::IoError => "file-system error",
+        Code::IoError => "could not be read",
+        Code::PathOutsideSkill => "SKILL.md leads outside the skill",
         other => other.as_str(),
     }
 }

@@ -1840,3 +1840,26 @@ fn validate_lint_warnings_never_change_the_exit_code() {
         assert!(!out.stdout.contains("example.com"), "{}", out.stdout);
     }
 }
+
+/// A skill whose `SKILL.md` cannot be read (a symlink loop: `ELOOP`, which
+/// root cannot bypass the way it bypasses file modes) fails `validate` and is
+/// counted on stderr by `list` and `catalog`.
+#[cfg(unix)]
+#[test]
+fn unreadable_skills_fail_validate_and_are_counted_by_list_and_catalog() {
+    let root = Root::with_two_skills();
+    std::fs::create_dir_all(root.join("looped")).expect("mkdir");
+    std::os::unix::fs::symlink("SKILL.md", root.join("looped/SKILL.md")).expect("symlink");
+    let arg = root.arg();
+    let out = run(&["validate", &arg]).expect_code(1);
+    assert!(out.stdout.contains("INVALID  looped"), "{}", out.stdout);
+    assert!(out.stdout.contains("error[io-error]"), "{}", out.stdout);
+    for command in ["list", "catalog"] {
+        let out = run(&[command, &arg]).expect_code(0);
+        assert!(
+            out.stderr.contains("1 skill skipped: could not be read"),
+            "{command}: {}",
+            out.stderr
+        );
+    }
+}
