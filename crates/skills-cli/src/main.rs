@@ -733,16 +733,12 @@ struct ValidateReport {
 /// under which no skill is found is an error.
 fn validate(roots: &[PathBuf], explicit: &[PathBuf], options: &FsOptions) -> ValidateReport {
     let mut discovery = SkillFs::new(options.clone()).discover(roots);
-    relabel_remote(&mut discovery);
     // The first skill of a name wins; later ones get a `skill-duplicate` warning.
     discovery.index_by_name();
     // Lint warnings (never errors) for every skill that parsed.
-    for skill in &mut discovery.skills {
-        if let (Some(doc), Some(md)) = (&skill.document, &skill.skill_md) {
-            let lint = skills_fs::lint_skill_dir(&skill.dir, md, doc);
-            skill.diagnostics.extend(lint);
-        }
-    }
+    skills_fs::lint_discovery(&mut discovery);
+    // Last, so lint's diagnostics name URL roots too, not their cache paths.
+    relabel_remote(&mut discovery);
     let mut missing = Vec::new();
     for root in explicit {
         // `check_paths` made sure every root is an existing folder.

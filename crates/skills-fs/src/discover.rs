@@ -171,51 +171,16 @@ struct Pending {
     stat: Option<FileStat>,
 }
 
-/// Fewer skills than this are loaded on the calling thread.
-const PARALLEL_MIN_SKILLS: usize = 64;
-/// At most this many threads read and parse `SKILL.md` files.
-const MAX_LOAD_THREADS: usize = 8;
-
-/// Reads and parses every pending skill, in order. Large libraries are split
-/// into contiguous chunks loaded on scoped threads (one per available core, at
-/// most [`MAX_LOAD_THREADS`]), so a cold scan uses every core; the result is
-/// the same, in the same order, as loading one by one.
+/// Reads and parses every pending skill, in order, on one thread per core when
+/// there are many (see [`crate::parallel::map`]): the result is the same as
+/// loading them one by one.
 fn load_all(
     vfs: &dyn Vfs,
     options: &FsOptions,
     pending: Vec<Pending>,
 ) -> Vec<(DiscoveredSkill, Stamp)> {
-    let load = |p: &Pending| load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options);
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MAX_LOAD_THREADS)
-        .min(pending.len() / PARALLEL_MIN_SKILLS);
-    if threads <= 1 {
-        return pending.iter().map(load).collect();
-    }
-    let chunk = pending.len().div_ceil(threads);
-    let parent = tracing::Span::current();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = pending
-            .chunks(chunk)
-            .map(|part| {
-                let parent = parent.clone();
-                scope.spawn(move || {
-                    let _entered = parent.enter();
-                    part.iter().map(load).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        let mut out = Vec::with_capacity(pending.len());
-        for (handle, part) in handles.into_iter().zip(pending.chunks(chunk)) {
-            match handle.join() {
-                Ok(loaded) => out.extend(loaded),
-                // A panic in one chunk: load that chunk again here, so the
-                // panic surfaces on the caller's thread with its own message.
-                Err(_) => out.extend(part.iter().map(load)),
-            }
-        }
-        out
+    crate::parallel::map(&pending, |p| {
+        load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options)
     })
 }
 

@@ -31,6 +31,7 @@ mod cache;
 mod discover;
 mod lint;
 mod options;
+mod parallel;
 mod provider;
 mod read;
 #[cfg(feature = "remote")]
@@ -46,7 +47,7 @@ pub use beneath::force_walk_on_this_thread;
 pub use cache::ManualClock;
 pub use cache::{Clock, FsEnv, RACY_WINDOW, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery};
-pub use lint::{lint_skill_dir, resource_facts};
+pub use lint::{lint_discovery, lint_skill_dir, resource_facts};
 pub use options::{
     DEFAULT_COOLDOWN, DEFAULT_MAX_RESOURCE_BYTES, DEFAULT_MAX_SKILL_MD_BYTES, DEFAULT_SKIP_DIRS,
     FsOptions,

@@ -16,6 +16,7 @@ use std::fs::{self, File};
 use std::io::{self, Read as _};
 use std::path::Path;
 
+use crate::discover::Discovery;
 use skills_core::{Code, Diagnostic, SkillDocument};
 use skills_core::{ResourceFact, lint_skill, mentioned_paths};
 
@@ -44,6 +45,21 @@ pub fn resource_facts(dir: &Path) -> io::Result<Vec<ResourceFact>> {
     let names = sorted_names(dir)?;
     walk(dir, "", names, 0, &mut out);
     Ok(out)
+}
+
+/// Lints every skill of `discovery` that parsed and adds the warnings to its
+/// diagnostics: [`lint_skill_dir`] for each, on one thread per core when there
+/// are many (the result is the same as linting them one by one).
+pub fn lint_discovery(discovery: &mut Discovery) {
+    let found = crate::parallel::map(&discovery.skills, |skill| {
+        match (&skill.document, &skill.skill_md) {
+            (Some(document), Some(md)) => lint_skill_dir(&skill.dir, md, document),
+            _ => Vec::new(),
+        }
+    });
+    for (skill, lint) in discovery.skills.iter_mut().zip(found) {
+        skill.diagnostics.extend(lint);
+    }
 }
 
 /// Lints the skill in `dir` whose `SKILL.md` (at `skill_md`) parsed into
