@@ -7,14 +7,8 @@ use libfuzzer_sys::fuzz_target;
 use skills_core::{Catalog, CatalogFormat, Origin, RenderOptions, ValidationOptions};
 
 fuzz_target!(|data: &[u8]| {
-    let origin = Origin {
-        file: Some("fuzz/SKILL.md"),
-        dir_name: Some("fuzz"),
-    };
-    let no_dir = Origin {
-        file: None,
-        dir_name: None,
-    };
+    let origin = Origin::new(Some("fuzz/SKILL.md"), Some("fuzz"));
+    let no_dir = Origin::new(None, None);
     for options in [ValidationOptions::strict(), ValidationOptions::lenient()] {
         for origin in [origin, no_dir] {
             let outcome = skills_core::parse_skill_md_bytes(data, origin, &options);
