@@ -15,11 +15,18 @@ use crate::metadata::SkillMetadata;
 /// fingerprint. Cloning is cheap (one reference count).
 #[derive(Debug, Clone)]
 pub struct Catalog {
-    entries: Arc<[SkillMetadata]>,
-    one_line: Arc<[String]>,
+    /// One allocation shared by every clone: cloning is one reference count.
+    inner: Arc<Snapshot>,
+}
+
+/// The data of a [`Catalog`].
+#[derive(Debug)]
+struct Snapshot {
+    entries: Vec<SkillMetadata>,
+    one_line: Vec<String>,
     /// `(hash of name, index into entries)`, sorted: a name lookup is a binary
     /// search over integers and one string comparison.
-    by_hash: Arc<[(u64, usize)]>,
+    by_hash: Vec<(u64, usize)>,
     fingerprint: u64,
 }
 
@@ -31,7 +38,8 @@ impl Default for Catalog {
 
 impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
-        self.fingerprint == other.fingerprint && self.entries == other.entries
+        self.inner.fingerprint == other.inner.fingerprint
+            && self.inner.entries == other.inner.entries
     }
 }
 
@@ -55,10 +63,12 @@ impl Catalog {
             .collect();
         by_hash.sort_unstable();
         Self {
-            entries: entries.into(),
-            one_line: one_line.into(),
-            by_hash: by_hash.into(),
-            fingerprint,
+            inner: Arc::new(Snapshot {
+                entries,
+                one_line,
+                by_hash,
+                fingerprint,
+            }),
         }
     }
 
@@ -66,7 +76,7 @@ impl Catalog {
     /// of one snapshot (what providers return while nothing changed), otherwise
     /// by fingerprint, then entry by entry.
     pub fn same_entries(&self, other: &Catalog) -> bool {
-        Arc::ptr_eq(&self.entries, &other.entries) || self == other
+        Arc::ptr_eq(&self.inner, &other.inner) || self == other
     }
 
     /// The standard "no skill named …" error, listing the names in this catalog.
@@ -76,17 +86,17 @@ impl Catalog {
 
     /// The entries, sorted by name.
     pub fn entries(&self) -> &[SkillMetadata] {
-        &self.entries
+        &self.inner.entries
     }
 
     /// The entry named `name`.
     pub fn get(&self, name: &str) -> Option<&SkillMetadata> {
         let hash = name_hash(name);
-        let start = self.by_hash.partition_point(|(h, _)| *h < hash);
-        self.by_hash[start..]
+        let start = self.inner.by_hash.partition_point(|(h, _)| *h < hash);
+        self.inner.by_hash[start..]
             .iter()
             .take_while(|(h, _)| *h == hash)
-            .filter_map(|(_, i)| self.entries.get(*i))
+            .filter_map(|(_, i)| self.inner.entries.get(*i))
             .find(|e| e.name.as_str() == name)
     }
 
@@ -97,23 +107,23 @@ impl Catalog {
 
     /// The names, sorted.
     pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.entries.iter().map(|e| e.name.as_str())
+        self.inner.entries.iter().map(|e| e.name.as_str())
     }
 
     /// Number of skills.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.inner.entries.len()
     }
 
     /// `true` when there are no skills.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.inner.entries.is_empty()
     }
 
     /// A 64-bit FNV-1a hash over every entry's metadata; equal catalogs have equal
     /// fingerprints, so a changed fingerprint means "something changed".
     pub fn fingerprint(&self) -> u64 {
-        self.fingerprint
+        self.inner.fingerprint
     }
 
     /// Renders the catalog for a system prompt.
@@ -121,7 +131,7 @@ impl Catalog {
     /// Skills marked `disable-model-invocation` are left out (they load only on an
     /// explicit mention). An empty catalog renders as the empty string.
     pub fn render(&self, options: &RenderOptions) -> String {
-        render(&self.entries, &self.one_line, options)
+        render(&self.inner.entries, &self.inner.one_line, options)
     }
 }
 
