@@ -234,7 +234,19 @@ fn main() -> ExitCode {
     }
 }
 
+/// Runs the command with standard output buffered (a few large writes instead
+/// of one per line), flushed before the exit code is known, so a failed flush
+/// (a closed pipe) is handled like any other write.
 fn run(cli: Cli) -> Result<u8, Failure> {
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let result = run_to(cli, &mut out);
+    let flushed = out.flush();
+    let code = result?;
+    flushed?;
+    Ok(code)
+}
+
+fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
     let Cli {
         roots,
         standard_roots,
@@ -247,7 +259,6 @@ fn run(cli: Cli) -> Result<u8, Failure> {
         standard: standard_roots,
         refresh,
     };
-    let mut out = io::stdout().lock();
     match command {
         Command::Validate {
             strict,

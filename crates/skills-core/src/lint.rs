@@ -549,16 +549,20 @@ fn scan_words(prose: &str, index: usize, prev_word: &mut String, out: &mut Vec<M
     for raw in prose.split_whitespace() {
         let word = raw.trim_matches(|c: char| "()[]{}<>,;:!?\"'*_|".contains(c));
         let word = word.trim_end_matches('.');
-        if let Some(path) = clean_word(word) {
+        // A file name has an extension: most words are skipped on one `memchr`.
+        if word.contains('.')
+            && let Some(path) = clean_word(word)
+        {
             out.push(Mention {
                 kind: classify(&path, prev_word),
                 path,
                 line: index,
             });
         }
-        *prev_word = raw
-            .trim_matches(|c: char| !c.is_alphanumeric())
-            .to_lowercase();
+        // Reused buffer, no allocation per word; compared without regard to
+        // ASCII case in `classify`.
+        prev_word.clear();
+        prev_word.push_str(raw.trim_matches(|c: char| !c.is_alphanumeric()));
     }
 }
 
@@ -568,7 +572,7 @@ fn classify(path: &str, prev_word: &str) -> Kind {
         .is_some_and(|(_, ext)| DOCUMENT_EXTENSIONS.contains(&ext.to_ascii_lowercase().as_str()));
     if path.contains('/') {
         Kind::Path
-    } else if is_document && READ_VERBS.contains(&prev_word) {
+    } else if is_document && READ_VERBS.iter().any(|v| v.eq_ignore_ascii_case(prev_word)) {
         Kind::Told
     } else {
         Kind::Bare
