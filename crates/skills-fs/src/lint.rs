@@ -29,8 +29,9 @@ pub(crate) const FIRST_LINE_BYTES: usize = 256;
 /// Markdown files larger than this are not scanned for the paths they name.
 pub(crate) const MAX_LINK_SCAN_BYTES: u64 = 256 * 1024;
 
-/// Folders never walked.
-const SKIPPED_DIRS: &[&str] = &["__pycache__", "node_modules"];
+// Folders never walked: the same tool and dependency folders discovery skips
+// by default (dot entries are skipped anyway).
+use crate::options::DEFAULT_SKIP_DIRS as SKIPPED_DIRS;
 
 /// Describes the files of the skill folder `dir` for [`lint_skill`].
 ///
