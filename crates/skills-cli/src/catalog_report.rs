@@ -35,11 +35,17 @@ pub(crate) fn warnings(
         }];
     }
     let mut out = Vec::new();
-    let left_out: Vec<&str> = visible
-        .iter()
-        .copied()
-        .filter(|name| !rendered.contains(&entry_prefix(format, name)))
-        .collect();
+    // Only a size limit leaves skills out; without one the search (one scan of
+    // the output per skill) is skipped. With one, the output is small.
+    let left_out: Vec<&str> = if limit.is_none() {
+        Vec::new()
+    } else {
+        visible
+            .iter()
+            .copied()
+            .filter(|name| !rendered.contains(&entry_prefix(format, name)))
+            .collect()
+    };
     if !left_out.is_empty() {
         let names: Vec<String> = left_out
             .iter()
