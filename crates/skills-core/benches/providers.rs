@@ -3,7 +3,7 @@
 //! `list` against one inner `list`. Both views cache the catalog they derive and
 //! rebuild it only when an inner catalog changes, so the targets are ratios
 //! within one run: filtered `get` within 2× of the inner `get`, layered `list`
-//! within 2× of one inner `list` per layer.
+//! within 2× of one inner `list`.
 //!
 //! Run: `cargo bench -p skills-core --bench providers -- --warm-up-time 1 --measurement-time 3`.
 

@@ -445,6 +445,10 @@ impl SkillProvider for InCodeProvider {
         Ok(self.catalog.clone())
     }
 
+    fn list_cached(&self) -> Option<Catalog> {
+        Some(self.catalog.clone())
+    }
+
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
         Ok(Arc::clone(&self.skill(name)?.skill))
     }

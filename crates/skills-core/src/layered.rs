@@ -13,49 +13,62 @@ use async_trait::async_trait;
 
 use crate::catalog::Catalog;
 use crate::diagnostic::{Code, Diagnostic};
-use crate::error::Result;
+use crate::error::{ErrorKind, Result};
 use crate::metadata::SkillMetadata;
 use crate::provider::{Skill, SkillProvider, not_found};
 use crate::resource::{LineRange, ResourceBytes, ResourceContent};
 
 /// A catalog built from other catalogs, with the inputs it was built from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug)]
 struct Derived {
     inputs: Vec<Catalog>,
     output: Catalog,
 }
 
 /// The last derived catalog, shared by clones of a view.
+///
+/// The lock only guards swapping the `Arc`: readers clone it out and compare
+/// outside the lock, so no inner provider is ever called while it is held.
 #[derive(Debug, Default)]
-struct DerivedCache(RwLock<Option<Derived>>);
+struct DerivedCache(RwLock<Option<Arc<Derived>>>);
 
 impl DerivedCache {
+    fn last(&self) -> Option<Arc<Derived>> {
+        self.0.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The cached output when it was built from the catalogs `inputs` yields
+    /// (compared one by one as they come, without collecting them); `None`
+    /// when one differs or `inputs` gives up (yields `None`).
+    fn hit(&self, inputs: impl ExactSizeIterator<Item = Option<Catalog>>) -> Option<Catalog> {
+        let derived = self.last()?;
+        if derived.inputs.len() != inputs.len() {
+            return None;
+        }
+        for (old, new) in derived.inputs.iter().zip(inputs) {
+            if !old.same_entries(&new?) {
+                return None;
+            }
+        }
+        Some(derived.output.clone())
+    }
+
     /// The cached output when it was built from exactly `inputs`; otherwise
     /// builds it with `build`, stores it and returns it.
     fn get_or_build(
         &self,
-        inputs: &[Catalog],
+        inputs: Vec<Catalog>,
         build: impl FnOnce(&[Catalog]) -> Catalog,
     ) -> Catalog {
-        {
-            let cached = self.0.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(derived) = cached.as_ref()
-                && derived.inputs.len() == inputs.len()
-                && derived
-                    .inputs
-                    .iter()
-                    .zip(inputs)
-                    .all(|(old, new)| old.same_entries(new))
-            {
-                return derived.output.clone();
-            }
+        if let Some(hit) = self.hit(inputs.iter().cloned().map(Some)) {
+            return hit;
         }
-        let output = build(inputs);
-        let mut cached = self.0.write().unwrap_or_else(|p| p.into_inner());
-        *cached = Some(Derived {
-            inputs: inputs.to_vec(),
+        let output = build(&inputs);
+        let derived = Arc::new(Derived {
+            inputs,
             output: output.clone(),
         });
+        *self.0.write().unwrap_or_else(|p| p.into_inner()) = Some(derived);
         output
     }
 }
@@ -93,7 +106,10 @@ impl LayeredProvider {
     async fn catalogs(&self) -> Result<Vec<Catalog>> {
         let mut out = Vec::with_capacity(self.layers.len());
         for (_, layer) in &self.layers {
-            out.push(layer.list().await?);
+            out.push(match layer.list_cached() {
+                Some(catalog) => catalog,
+                None => layer.list().await?,
+            });
         }
         Ok(out)
     }
@@ -106,7 +122,7 @@ impl LayeredProvider {
                 return Ok(layer);
             }
         }
-        Err(not_found(name, &self.merged.get_or_build(&catalogs, merge)))
+        Err(not_found(name, &self.merged.get_or_build(catalogs, merge)))
     }
 }
 
@@ -119,7 +135,17 @@ fn merge(catalogs: &[Catalog]) -> Catalog {
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 impl SkillProvider for LayeredProvider {
     async fn list(&self) -> Result<Catalog> {
-        Ok(self.merged.get_or_build(&self.catalogs().await?, merge))
+        if let Some(hit) = self.list_cached() {
+            return Ok(hit);
+        }
+        Ok(self.merged.get_or_build(self.catalogs().await?, merge))
+    }
+
+    /// The cached merge when every layer can confirm its catalog without
+    /// waiting and none changed since the merge.
+    fn list_cached(&self) -> Option<Catalog> {
+        self.merged
+            .hit(self.layers.iter().map(|(_, layer)| layer.list_cached()))
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
@@ -214,18 +240,19 @@ impl FilteredProvider {
 
     /// The filtered catalog, rebuilt only when the inner one changed.
     async fn catalog(&self) -> Result<Catalog> {
+        if let Some(hit) = self.list_cached() {
+            return Ok(hit);
+        }
         let all = self.inner.list().await?;
-        Ok(self
-            .filtered
-            .get_or_build(std::slice::from_ref(&all), |inputs| {
-                Catalog::new(
-                    inputs
-                        .iter()
-                        .flat_map(|c| c.entries().iter())
-                        .filter(|m| (self.filter)(m))
-                        .cloned(),
-                )
-            }))
+        Ok(self.filtered.get_or_build(vec![all], |inputs| {
+            Catalog::new(
+                inputs
+                    .iter()
+                    .flat_map(|c| c.entries().iter())
+                    .filter(|m| (self.filter)(m))
+                    .cloned(),
+            )
+        }))
     }
 
     async fn visible(&self, name: &str) -> Result<()> {
@@ -245,9 +272,25 @@ impl SkillProvider for FilteredProvider {
         self.catalog().await
     }
 
+    /// The cached view when the inner provider can confirm its catalog without
+    /// waiting and it did not change since the view was built.
+    fn list_cached(&self) -> Option<Catalog> {
+        self.filtered.hit(std::iter::once(self.inner.list_cached()))
+    }
+
+    /// Asks the inner provider, then applies the filter to the skill's own
+    /// metadata (the filter depends on nothing else), so a hit costs the inner
+    /// `get` plus one call of the filter. A hidden or missing skill gets the
+    /// "no skill named …" error of this view, which names only visible skills.
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
-        self.visible(name).await?;
-        self.inner.get(name).await
+        match self.inner.get(name).await {
+            Ok(skill) if (self.filter)(&skill.metadata) => Ok(skill),
+            Ok(_) => Err(not_found(name, &self.catalog().await?)),
+            Err(err) if err.kind() == ErrorKind::SkillNotFound => {
+                Err(not_found(name, &self.catalog().await?))
+            }
+            Err(err) => Err(err),
+        }
     }
 
     async fn read_resource_bytes(&self, name: &str, path: &str) -> Result<ResourceBytes> {
@@ -306,6 +349,10 @@ impl SwappableProvider {
 impl SkillProvider for SwappableProvider {
     async fn list(&self) -> Result<Catalog> {
         self.current().list().await
+    }
+
+    fn list_cached(&self) -> Option<Catalog> {
+        self.current().list_cached()
     }
 
     async fn get(&self, name: &str) -> Result<Arc<Skill>> {
@@ -403,12 +450,13 @@ mod tests {
                 assert!(view.get("a").await.is_ok());
                 assert!(layered.list().await.expect("list").same_entries(&merged));
             }
-            // Two entries filtered once; lookups reuse the cached view.
-            assert_eq!(calls.load(Ordering::SeqCst), 2);
+            // Two entries filtered once for the view; each `get` asks the
+            // filter about the one skill it returns, nothing more.
+            assert_eq!(calls.load(Ordering::SeqCst), 2 + 5);
             inner.replace(provider(&[("a", "x"), ("b", "y"), ("d", "w")]));
             let names = |c: Catalog| c.names().map(str::to_owned).collect::<Vec<_>>();
             assert_eq!(names(view.list().await.expect("list")), ["a", "d"]);
-            assert_eq!(calls.load(Ordering::SeqCst), 5);
+            assert_eq!(calls.load(Ordering::SeqCst), 7 + 3);
             assert_eq!(
                 names(layered.list().await.expect("list")),
                 ["a", "b", "c", "d"]

@@ -142,6 +142,18 @@ pub trait SkillProvider: MaybeSend + MaybeSync + fmt::Debug {
     async fn diagnostics(&self) -> Vec<Diagnostic> {
         Vec::new()
     }
+
+    /// The catalog [`list`](SkillProvider::list) would return right now, when
+    /// the provider can tell without I/O, waiting, or a due staleness check;
+    /// `None` otherwise (the default).
+    ///
+    /// A fast path for composite providers: a layered or filtered view asks
+    /// its inner providers this first and answers a repeated `list` from its
+    /// cached merge without awaiting every layer. Returning `None` is always
+    /// correct; returning `Some` promises the same catalog `list` would give.
+    fn list_cached(&self) -> Option<Catalog> {
+        None
+    }
 }
 
 /// Builds the standard "no skill named …" error from a catalog.

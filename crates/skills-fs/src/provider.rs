@@ -712,6 +712,14 @@ impl SkillProvider for FsProvider {
         .await
     }
 
+    /// The current catalog while it is confirmed within the cooldown; `None`
+    /// once a staleness check is due (then `list` checks the disk).
+    fn list_cached(&self) -> Option<Catalog> {
+        self.inner
+            .within_cooldown(self.inner.elapsed())
+            .then(|| self.inner.current().catalog.clone())
+    }
+
     async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
         self.get_shared(name).await
     }

@@ -465,6 +465,10 @@ impl SkillProvider for StandardProvider {
         self.layered.list().await
     }
 
+    fn list_cached(&self) -> Option<Catalog> {
+        self.layered.list_cached()
+    }
+
     async fn get(&self, name: &str) -> Result<Arc<Skill>, Error> {
         self.layered.get(name).await
     }

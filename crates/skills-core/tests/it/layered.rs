@@ -196,3 +196,113 @@ fn filters_compose_and_can_hide_everything() {
         );
     });
 }
+
+/// Counts `list` calls and can hide its cached catalog, to tell the fast path
+/// from the awaited one.
+#[derive(Debug)]
+struct Counting {
+    inner: Arc<dyn SkillProvider>,
+    lists: std::sync::atomic::AtomicUsize,
+    cached: bool,
+}
+
+#[async_trait::async_trait]
+impl SkillProvider for Counting {
+    async fn list(&self) -> skills_core::Result<skills_core::Catalog> {
+        self.lists
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.list().await
+    }
+    fn list_cached(&self) -> Option<skills_core::Catalog> {
+        if self.cached {
+            self.inner.list_cached()
+        } else {
+            None
+        }
+    }
+    async fn get(&self, name: &str) -> skills_core::Result<Arc<skills_core::Skill>> {
+        self.inner.get(name).await
+    }
+    async fn read_resource(
+        &self,
+        name: &str,
+        path: &str,
+        range: Option<skills_core::LineRange>,
+    ) -> skills_core::Result<skills_core::ResourceContent> {
+        self.inner.read_resource(name, path, range).await
+    }
+}
+
+fn counting(skills: &[(&str, &str)], cached: bool) -> Arc<Counting> {
+    Arc::new(Counting {
+        inner: layer(skills),
+        lists: Default::default(),
+        cached,
+    })
+}
+
+#[test]
+fn warm_layered_list_uses_the_layers_cached_catalogs_and_awaits_the_others() {
+    let fast = counting(&[("a", "fast a")], true);
+    let slow = counting(&[("b", "slow b")], false);
+    let layered = LayeredProvider::new()
+        .with_layer("fast", fast.clone())
+        .with_layer("slow", slow.clone());
+    pollster::block_on(async {
+        for _ in 0..3 {
+            let names: Vec<_> = layered
+                .list()
+                .await
+                .expect("list")
+                .names()
+                .map(str::to_owned)
+                .collect();
+            assert_eq!(names, ["a", "b"]);
+        }
+    });
+    let count = |c: &Counting| c.lists.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(count(&fast), 0, "the fast layer answered from its cache");
+    assert_eq!(
+        count(&slow),
+        3,
+        "a layer without a cached answer is awaited"
+    );
+    assert!(layered.list_cached().is_none(), "one layer cannot confirm");
+
+    let all_fast = LayeredProvider::new().with_layer("fast", fast.clone());
+    assert!(all_fast.list_cached().is_none(), "nothing merged yet");
+    pollster::block_on(all_fast.list()).expect("list");
+    let cached = all_fast.list_cached().expect("merged and confirmed");
+    assert_eq!(cached.names().collect::<Vec<_>>(), ["a"]);
+    let filtered = FilteredProvider::new(Arc::new(all_fast), |_| true);
+    assert!(filtered.list_cached().is_none(), "nothing filtered yet");
+    pollster::block_on(filtered.list()).expect("list");
+    assert!(filtered.list_cached().is_some());
+}
+
+#[test]
+fn layered_list_follows_a_swapped_layer_through_the_fast_path() {
+    let swappable = Arc::new(skills_core::SwappableProvider::new(layer(&[("a", "old")])));
+    let layered = LayeredProvider::new().with_layer("swap", swappable.clone());
+    let filtered = FilteredProvider::new(Arc::new(layered.clone()), |_| true);
+    let names = |p: &dyn SkillProvider| {
+        pollster::block_on(p.list())
+            .expect("list")
+            .names()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&layered), ["a"]);
+    assert_eq!(names(&filtered), ["a"]);
+    swappable.replace(layer(&[("b", "new"), ("c", "new")]));
+    assert_eq!(names(&layered), ["b", "c"]);
+    assert_eq!(names(&filtered), ["b", "c"]);
+    assert_eq!(
+        layered
+            .list_cached()
+            .expect("confirmed")
+            .names()
+            .collect::<Vec<_>>(),
+        ["b", "c"]
+    );
+}

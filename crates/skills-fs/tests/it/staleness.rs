@@ -580,3 +580,53 @@ fn rescan_is_always_a_full_scan() {
     assert_eq!(f.names(), ["good", "newcomer"]);
     assert_eq!(f.scans(), 1);
 }
+
+#[test]
+fn list_cached_answers_only_while_the_cooldown_confirms_the_snapshot() {
+    let f = Fixture::new(|root| {
+        root.skill("alpha", "A.");
+    });
+    let cached = f.provider.list_cached().expect("confirmed at construction");
+    assert_eq!(cached.names().collect::<Vec<_>>(), ["alpha", "good"]);
+    f.after_cooldown();
+    assert!(
+        f.provider.list_cached().is_none(),
+        "a staleness check is due: only `list` may answer"
+    );
+    f.root.skill("beta", "B.");
+    assert_eq!(f.names(), ["alpha", "beta", "good"]);
+    let cached = f.provider.list_cached().expect("confirmed by the list");
+    assert_eq!(
+        cached.names().collect::<Vec<_>>(),
+        ["alpha", "beta", "good"]
+    );
+    assert!(f.fs.total() > 0, "the due check read the disk");
+}
+
+#[test]
+fn layered_view_over_fs_layers_notices_a_change_after_the_cooldown() {
+    let f = Fixture::new(|root| {
+        root.skill("alpha", "A.");
+    });
+    let layered = skills_core::LayeredProvider::new()
+        .with_layer("disk", Arc::new(f.provider.clone()))
+        .with_layer(
+            "code",
+            Arc::new(skills_core::InCodeProvider::new([]).expect("empty")),
+        );
+    let names = |p: &skills_core::LayeredProvider| {
+        block_on(p.list())
+            .expect("list")
+            .names()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(&layered), ["alpha", "good"]);
+    f.fs.reset();
+    assert_eq!(names(&layered), ["alpha", "good"]);
+    assert_eq!(f.fs.total(), 0, "a warm layered list touches no file");
+    f.root.skill("beta", "B.");
+    backdate(&f.root.path());
+    f.after_cooldown();
+    assert_eq!(names(&layered), ["alpha", "beta", "good"]);
+}
