@@ -38,6 +38,7 @@
 mod config;
 mod mention;
 mod message;
+mod model;
 mod render;
 mod request;
 mod search;
@@ -53,6 +54,10 @@ pub use config::{
 };
 pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};
+pub use model::{
+    Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry, ScriptStep,
+    ScriptedModel, StopReason, Usage, completed_events,
+};
 pub use render::{WRAPPER_TAGS, neutralize};
 pub use request::{CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, ModelRequest, SystemBlock};
 pub use search::{FETCH_CONCURRENCY, SEARCH_REFERENCE_BYTES, SearchCache};
