@@ -430,7 +430,7 @@ pub fn completed_events(response: ModelResponse) -> Vec<ModelEvent> {
 #[non_exhaustive]
 pub enum ScriptStep {
     /// Answer with this response.
-    Respond(ModelResponse),
+    Respond(Box<ModelResponse>),
     /// Fail with this error.
     Fail(ModelError),
 }
@@ -449,7 +449,11 @@ pub struct ScriptedModel {
 impl ScriptedModel {
     /// A model named `scripted` that gives these responses in order.
     pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
-        Self::with_steps(responses.into_iter().map(ScriptStep::Respond))
+        Self::with_steps(
+            responses
+                .into_iter()
+                .map(|r| ScriptStep::Respond(Box::new(r))),
+        )
     }
 
     /// A model with a script that may include failures.
@@ -500,7 +504,7 @@ impl Model for ScriptedModel {
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         lock(&self.requests).push(request.clone());
         match lock(&self.script).pop_front() {
-            Some(ScriptStep::Respond(response)) => Ok(response),
+            Some(ScriptStep::Respond(response)) => Ok(*response),
             Some(ScriptStep::Fail(error)) => Err(error),
             None => Err(ModelError::new(
                 ModelErrorKind::Script,
@@ -533,10 +537,10 @@ mod tests {
     #[test]
     fn scripted_model_answers_in_order_records_requests_and_runs_out() {
         let model = ScriptedModel::with_steps([
-            ScriptStep::Respond(ModelResponse::tool_calls(
+            ScriptStep::Respond(Box::new(ModelResponse::tool_calls(
                 "",
                 vec![ToolCall::new("c1", "load_skill", json!({"name": "x"}))],
-            )),
+            ))),
             ScriptStep::Fail(ModelError::new(ModelErrorKind::Server, "boom").with_status(500)),
         ]);
         pollster::block_on(async {
