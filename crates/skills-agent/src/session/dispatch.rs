@@ -1,0 +1,378 @@
+//! Tool dispatch: which tool a call is for, the operation table of the skill
+//! tools, and the checks every operation shares.
+
+use super::*;
+
+impl Session {
+    /// Handles one tool call from the model. Skill tools and executor tools
+    /// run here and their result is appended; a user tool is left to the
+    /// caller ([`Dispatch::External`]); a pool tool that no loaded skill
+    /// exposes, or an unknown tool, gets an error result that says what is
+    /// available. Never panics on any argument value.
+    pub async fn handle_tool_call(&mut self, call: &ToolCall) -> Dispatch {
+        let span = tracing::debug_span!(
+            "skills.tool_call",
+            agent = %self.agent.name(),
+            tool = %clip(&call.name),
+            call_id = %clip(&call.id),
+            dispatch = Empty,
+            is_error = Empty,
+            bytes = Empty,
+        );
+        let dispatch = self.dispatch(call).instrument(span.clone()).await;
+        match &dispatch {
+            Dispatch::Handled(message) => {
+                span.record("dispatch", "handled");
+                span.record("is_error", message.is_error);
+                span.record("bytes", message.content.len());
+            }
+            Dispatch::External => {
+                span.record("dispatch", "external");
+            }
+        }
+        dispatch
+    }
+
+    pub(super) async fn dispatch(&mut self, call: &ToolCall) -> Dispatch {
+        let surface = self.agent.surface().clone();
+        if let Some(op) = surface.operation(&call.name, self.agent.has_search()) {
+            let outcome = self.run_operation(&surface, op, call).await;
+            let message = match outcome {
+                Ok(message) => message,
+                Err(err) => {
+                    tracing::debug!(
+                        tool = %clip(&call.name),
+                        kind = err.kind().as_str(),
+                        "skill tool call refused"
+                    );
+                    Message::tool_error(&call.id, &call.name, format!("Error: {err}"))
+                }
+            };
+            self.push(message.clone());
+            return Dispatch::Handled(message);
+        }
+        let config = self.agent.config();
+        if config.tools.iter().any(|t| t.name == call.name) {
+            return Dispatch::External;
+        }
+        if self
+            .agent
+            .inner
+            .executor_tools
+            .iter()
+            .any(|t| t.name == call.name)
+            && let Some(executor) = config.executor.clone()
+        {
+            let message = match executor.call(&call.name, &call.arguments).await {
+                Ok(text) => Message::tool_result(&call.id, &call.name, text),
+                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+            };
+            self.push(message.clone());
+            return Dispatch::Handled(message);
+        }
+        let exposed = self.exposed_pool();
+        if exposed.contains(&call.name) {
+            return Dispatch::External;
+        }
+        let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
+            let declaring: Vec<&str> = visible(&self.current)
+                .filter(|m| m.declared_tools.contains(&call.name))
+                .map(|m| m.name.as_str())
+                .collect();
+            if declaring.is_empty() && matches!(self.agent.surface(), Surface::Trpc) {
+                format!(
+                    "Error: the tool `{}` is not active. No skill declares it; select it for a \
+                     loaded skill with `skill_select_tools` if the task needs it.",
+                    call.name
+                )
+            } else if declaring.is_empty() {
+                format!(
+                    "Error: the tool `{}` is not active. No skill declares it; ask the user \
+                     whether to enable it.",
+                    call.name
+                )
+            } else {
+                format!(
+                    "Error: the tool `{}` is not active. Load a skill that declares it first: {}.",
+                    call.name,
+                    declaring.join(", ")
+                )
+            }
+        } else {
+            let names: Vec<String> = self.tools().into_iter().map(|t| t.name).collect();
+            format!(
+                "Error: there is no tool named `{}`. Available tools: {}.",
+                clip(&call.name),
+                names.join(", ")
+            )
+        };
+        let message = Message::tool_error(&call.id, &call.name, text);
+        self.push(message.clone());
+        Dispatch::Handled(message)
+    }
+
+    pub(super) async fn run_operation(
+        &mut self,
+        surface: &Surface,
+        op: Operation,
+        call: &ToolCall,
+    ) -> Result<Message, ToolError> {
+        let span = match op {
+            Operation::List => tracing::debug_span!("skills.list", bytes = Empty),
+            Operation::Load => {
+                tracing::debug_span!("skills.load", skill = Empty, docs = Empty, bytes = Empty)
+            }
+            Operation::Read => {
+                tracing::debug_span!(
+                    "skills.read_file",
+                    skill = Empty,
+                    path = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListDocs => {
+                tracing::debug_span!("skills.list_docs", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectDocs => {
+                tracing::debug_span!(
+                    "skills.select_docs",
+                    skill = Empty,
+                    docs = Empty,
+                    bytes = Empty
+                )
+            }
+            Operation::ListTools => {
+                tracing::debug_span!("skills.list_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::SelectTools => {
+                tracing::debug_span!("skills.select_tools", skill = Empty, bytes = Empty)
+            }
+            Operation::Search => tracing::debug_span!(
+                "skills.search",
+                query_bytes = Empty,
+                hits = Empty,
+                bytes = Empty
+            ),
+        };
+        let result = self
+            .operation(surface, op, call)
+            .instrument(span.clone())
+            .await;
+        if let Ok(message) = &result {
+            span.record("bytes", message.content.len());
+        }
+        result
+    }
+
+    pub(super) async fn operation(
+        &mut self,
+        surface: &Surface,
+        op: Operation,
+        call: &ToolCall,
+    ) -> Result<Message, ToolError> {
+        let expected = expected_args(surface, op);
+        let tool = call.name.as_str();
+        match op {
+            Operation::Load => {
+                let (skill, docs, all) = match surface {
+                    Surface::Default => {
+                        let a: LoadSkillArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.name, None, false)
+                    }
+                    Surface::Trpc => {
+                        let a: SkillLoadArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.skill, a.docs, a.include_all_docs.unwrap_or(false))
+                    }
+                    Surface::Eino(_) => {
+                        let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                        (a.skill, None, false)
+                    }
+                };
+                self.op_load(call, &skill, docs, all).await
+            }
+            Operation::Read => {
+                let a: ReadSkillFileArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_read(call, &a).await
+            }
+            Operation::List => {
+                let _: NoArgs = parse_args(tool, &call.arguments, expected)?;
+                let text = render::skill_list(
+                    visible(&self.current).map(|m| (m.name.as_str(), m.description.as_str())),
+                );
+                Ok(Message::tool_result(&call.id, tool, text))
+            }
+            Operation::ListDocs => {
+                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                let skill = self.fetch(&a.skill, false).await?;
+                record("skill", skill.name());
+                let selection = self.state.docs(skill.name());
+                let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
+                    .into_iter()
+                    .map(|d| {
+                        let selected = selection.is_some_and(|s| s.contains(d.as_str()));
+                        (d.as_str().to_owned(), selected)
+                    })
+                    .collect();
+                Ok(Message::tool_result(
+                    &call.id,
+                    tool,
+                    render::doc_list(skill.name(), &docs),
+                ))
+            }
+            Operation::SelectDocs => {
+                let a: SelectDocsArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_select_docs(call, a).await
+            }
+            Operation::ListTools => {
+                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                let meta = self.meta(&a.skill, false)?;
+                record("skill", meta.name.as_str());
+                let pool = self.pool_names();
+                let selected = self.state.selected_tools(meta.name.as_str());
+                let loaded = self.is_loaded(meta.name.as_str());
+                let mut tools: Vec<(String, bool, bool)> = meta
+                    .declared_tools
+                    .iter()
+                    .map(|t| {
+                        let available = pool.contains(t.as_str());
+                        let on = loaded && selected.is_none_or(|s| s.contains(t));
+                        (t.clone(), available, on)
+                    })
+                    .collect();
+                // Pool tools selected with `skill_select_tools` that the skill
+                // does not declare are selected too; list them after.
+                if loaded && let Some(selected) = selected {
+                    for extra in selected {
+                        if !meta.declared_tools.contains(extra) {
+                            tools.push((extra.clone(), pool.contains(extra.as_str()), true));
+                        }
+                    }
+                }
+                let name = meta.name.as_str().to_owned();
+                Ok(Message::tool_result(
+                    &call.id,
+                    tool,
+                    render::tool_list(&name, &tools),
+                ))
+            }
+            Operation::SelectTools => {
+                let a: SelectToolsArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_select_tools(call, a)
+            }
+            Operation::Search => {
+                let a: SearchArgs = parse_args(tool, &call.arguments, expected)?;
+                self.op_search(call, a).await
+            }
+        }
+    }
+
+    /// The metadata of a skill the model may use. A `disable-model-invocation`
+    /// skill is refused, except for a non-load use (reading its files) once the
+    /// user's mention loaded it.
+    pub(super) fn meta(&self, name: &str, for_load: bool) -> Result<SkillMetadata, ToolError> {
+        if name.len() > MAX_NAME_LEN {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownSkill,
+                format!(
+                    "no skill is named `{}`: names are at most 64 characters. {}",
+                    clip(name),
+                    self.available_hint()
+                ),
+            ));
+        }
+        match self.current.get(name) {
+            Some(meta)
+                if meta.extensions.disable_model_invocation
+                    && (for_load || !self.is_loaded(name)) =>
+            {
+                Err(ToolError::new(
+                    ToolErrorKind::UnknownSkill,
+                    format!(
+                        "the skill `{name}` can only be invoked by the user (by writing ${name}). {}",
+                        self.available_hint()
+                    ),
+                ))
+            }
+            Some(meta) => Ok(meta.clone()),
+            None => Err(ToolError::new(
+                ToolErrorKind::UnknownSkill,
+                format!(
+                    "no skill is named `{}`. {}",
+                    clip(name),
+                    self.available_hint()
+                ),
+            )),
+        }
+    }
+
+    /// The metadata and name of a skill that must be loaded already (doc and
+    /// tool selection).
+    pub(super) fn loaded_meta(&self, skill: &str) -> Result<(SkillMetadata, String), ToolError> {
+        let meta = self.meta(skill, false)?;
+        let name = meta.name.as_str().to_owned();
+        if !self.is_loaded(&name) {
+            return Err(not_loaded(&name, self.agent.surface().load_tool()));
+        }
+        Ok((meta, name))
+    }
+
+    /// Whether bodies live in the system block (legacy materialization).
+    pub(super) fn legacy(&self) -> bool {
+        self.agent.config().materialization == Materialization::SystemMessage
+    }
+
+    pub(super) fn available_hint(&self) -> String {
+        let names: Vec<&str> = visible(&self.current).map(|m| m.name.as_str()).collect();
+        let search = if self.agent.has_search() {
+            " Find skills with `search_skills`."
+        } else {
+            ""
+        };
+        if names.is_empty() {
+            return format!("No skills are available.{search}");
+        }
+        if matches!(self.agent.config().catalog, CatalogMode::OnDemand) {
+            // The library is too large to list: that is why it is on demand.
+            return format!("{} skills are available.{search}", names.len());
+        }
+        if names.len() <= MAX_NAMES_LISTED {
+            format!("Available skills: {}.{search}", names.join(", "))
+        } else {
+            format!(
+                "Available skills include: {} (and {} more).{search}",
+                names[..MAX_NAMES_LISTED].join(", "),
+                names.len() - MAX_NAMES_LISTED
+            )
+        }
+    }
+
+    /// The skill `name`, shared with the provider's cache.
+    pub(super) async fn fetch(&self, name: &str, for_load: bool) -> Result<Arc<Skill>, ToolError> {
+        let meta = self.meta(name, for_load)?;
+        self.agent
+            .provider()
+            .get(meta.name.as_str())
+            .await
+            .map_err(|err| provider_error(&err, &self.available_hint()))
+    }
+}
+
+pub(super) fn not_loaded(name: &str, load_tool: &str) -> ToolError {
+    ToolError::new(
+        ToolErrorKind::NotLoaded,
+        format!("the skill `{name}` is not loaded; call `{load_tool}` with it first."),
+    )
+}
+
+pub(super) fn provider_error(err: &Error, hint: &str) -> ToolError {
+    match err.kind() {
+        ErrorKind::SkillNotFound => ToolError::new(
+            ToolErrorKind::UnknownSkill,
+            format!("{} {hint}", err.message()),
+        ),
+        _ => ToolError::new(
+            ToolErrorKind::Provider,
+            format!("the skill could not be read: {}", err.message()),
+        ),
+    }
+}

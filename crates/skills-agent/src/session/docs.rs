@@ -1,0 +1,47 @@
+//! Doc selection (`skill_select_docs`).
+
+use super::*;
+
+impl Session {
+    pub(super) async fn op_select_docs(
+        &mut self,
+        call: &ToolCall,
+        args: SelectDocsArgs,
+    ) -> Result<Message, ToolError> {
+        let (_, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
+        let skill = self.fetch(&name, false).await?;
+        let mode = args.mode.unwrap_or_default();
+        let previous = self.state.docs(&name).cloned();
+        let requested = if args.include_all_docs.unwrap_or(false) {
+            DocSelection::All
+        } else {
+            DocSelection::Some(self.check_docs(&skill, args.docs.unwrap_or_default())?)
+        };
+        let merged = merge_selection(previous.clone(), requested.clone(), mode);
+        let new_docs = if mode == SelectMode::Clear {
+            Vec::new()
+        } else {
+            docs_to_deliver(&skill, previous.as_ref(), &requested)
+        };
+        tracing::Span::current().record("docs", new_docs.len());
+        let mut parts = self.deliver_docs(&name, &new_docs).await?;
+        let names = selection_names(&merged);
+        let summary = if names.is_empty() {
+            format!("No docs are selected for the skill \"{name}\" now.")
+        } else {
+            format!(
+                "Docs selected for the skill \"{name}\": {}.",
+                names.join(", ")
+            )
+        };
+        parts.insert(0, summary);
+        self.events.push(Event::DocsSelected {
+            skill: name.clone(),
+            docs: names,
+        });
+        Ok(Message::tool_result(&call.id, &call.name, parts.join("\n"))
+            .with_metadata(DOCS_KEY, json!({"skill": name, "docs": merged.to_value()}))
+            .with_metadata(TOUCH_KEY, Value::String(name)))
+    }
+}

@@ -1,0 +1,443 @@
+//! The disclosure engine: one agent's conversation with skills.
+//!
+//! A [`Session`] owns the transcript (append-only: nothing it has written is
+//! ever changed), the [`LoadState`] replayed from it, and the catalog pinned
+//! when the session started. It builds [`ModelRequest`]s, runs the skill tools
+//! the model calls, announces catalog changes with an appended delta
+//! (F-DIS-3), injects skills the user mentions (F-DIS-14), enforces load
+//! lifetimes and the cap (F-DIS-10) with release tags, exposes pool tools
+//! the loaded skills declare (F-DIS-11), and re-attaches loaded bodies after a
+//! compaction (F-DIS-13).
+//!
+//! The rule that keeps the prompt cache hitting: in the default mode a new
+//! request is the previous one plus new messages. The stable system block is
+//! rendered once; bodies, files, deltas and injections are appended; the tool
+//! list changes only when pool tools are configured and a load exposes one.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use skills_core::{
+    Catalog, Error, ErrorKind, LineRange, SearchIndex, Skill, SkillInjection, SkillMetadata,
+    TokenCounter,
+};
+use tracing::Instrument as _;
+use tracing::field::Empty;
+
+use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
+use crate::mention::mentions;
+use crate::message::{
+    CATALOG_DELTA_KEY, COMPACTION_KEY, DOCS_KEY, MENTION_KEY, Message, Role, TOOLS_KEY, TOUCH_KEY,
+    ToolCall,
+};
+use crate::render;
+use crate::request::{ModelRequest, SystemBlock};
+use crate::state::{DocSelection, LoadState};
+use crate::surface::{
+    LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectMode,
+    SelectToolsArgs, SkillArgs, SkillLoadArgs, Surface, expected_args, tool_spec,
+};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
+
+mod compaction;
+mod deltas;
+mod dispatch;
+mod docs;
+mod load;
+mod read;
+mod requests;
+mod search;
+mod tools;
+mod turns;
+
+use deltas::apply_delta_metadata;
+use load::{docs_to_deliver, merge_selection, selection_names};
+use read::resource_error;
+
+/// Longest skill name, doc name or path accepted from the model before any
+/// lookup (longer ones are refused without being echoed in full).
+const MAX_NAME_LEN: usize = 256;
+/// Most skill names an error lists.
+const MAX_NAMES_LISTED: usize = 20;
+/// Longest search query accepted.
+const MAX_QUERY_LEN: usize = 1_000;
+/// Most docs one call may name, and most docs one result shows.
+const MAX_DOCS_PER_CALL: usize = 32;
+/// Once a result holds this many bytes of docs, further docs are only named.
+const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
+/// Most search results.
+const MAX_SEARCH_LIMIT: usize = 20;
+
+/// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A skill was loaded.
+    SkillLoaded {
+        /// The skill.
+        skill: String,
+        /// Whether the user's `$name` mention loaded it (else a tool call).
+        by_mention: bool,
+    },
+    /// A skill stopped counting as loaded.
+    SkillReleased {
+        /// The skill.
+        skill: String,
+        /// Why.
+        reason: ReleaseReason,
+    },
+    /// The docs selected for a skill changed.
+    DocsSelected {
+        /// The skill.
+        skill: String,
+        /// The docs now selected (`["*"]` for all).
+        docs: Vec<String>,
+    },
+    /// The tools selected for a skill changed.
+    ToolsSelected {
+        /// The skill.
+        skill: String,
+        /// The tools now selected.
+        tools: Vec<String>,
+    },
+    /// The skill set changed and a delta was announced.
+    CatalogChanged(CatalogDelta),
+    /// The history was compacted.
+    Compacted(CompactionReport),
+}
+
+/// Why a skill was released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ReleaseReason {
+    /// Its lifetime (`once` or `turn`) ended.
+    Lifetime,
+    /// The loaded-skill cap evicted it.
+    Cap,
+    /// A compaction dropped or shortened its body.
+    Compaction,
+    /// The skill was removed from the library (announced by a delta).
+    Removed,
+}
+
+/// What changed in the skill set since the catalog was pinned.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CatalogDelta {
+    /// New skills (name, description), sorted.
+    pub added: Vec<(String, String)>,
+    /// Skills whose description changed (name, new description), sorted.
+    pub changed: Vec<(String, String)>,
+    /// Skills no longer available, sorted.
+    pub removed: Vec<String>,
+}
+
+impl CatalogDelta {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.changed.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// What a compaction kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionReport {
+    /// Skills re-attached whole, newest first.
+    pub reattached: Vec<String>,
+    /// Skills re-attached shortened to the per-skill budget (released, so a
+    /// new load returns the full body).
+    pub truncated: Vec<String>,
+    /// Skills that did not fit the total budget (released).
+    pub dropped: Vec<String>,
+    /// Tokens the re-attached bodies take, by the agent's counter.
+    pub tokens: usize,
+}
+
+/// What [`Session::handle_tool_call`] did with a call.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Dispatch {
+    /// The session answered the call (a skill tool, an executor tool, or an
+    /// error for an unknown or hidden tool); the result is in the transcript.
+    Handled(Message),
+    /// A user tool the caller must run; append its result with
+    /// [`Session::push_tool_result`].
+    External,
+}
+
+/// One agent's conversation with its skills.
+#[derive(Debug)]
+pub struct Session {
+    agent: Agent,
+    /// The catalog the prompt was rendered from.
+    pinned: Catalog,
+    /// The latest catalog (pinned, then refreshed).
+    current: Catalog,
+    /// What the model has been told: pinned plus announced deltas.
+    announced: BTreeMap<String, String>,
+    /// Block 0 of the system region, rendered once.
+    stable_system: String,
+    /// The surface's tool specs, built once (their schemas and descriptions
+    /// never change within a session).
+    skill_tools: Vec<ToolSpec>,
+    transcript: Vec<Message>,
+    state: LoadState,
+    /// Loaded text per skill (the wrapped body), for the legacy block, the
+    /// fallback and compaction.
+    loaded_text: BTreeMap<String, String>,
+    events: Vec<Event>,
+    history_limit: Option<usize>,
+    /// `once` loads the last request no longer counted; the release is
+    /// recorded on the next message appended.
+    pending_release: Vec<String>,
+    /// Whether the skill tools are offered (sticky: once on, never off, so
+    /// the tool list does not move).
+    skills_on: bool,
+    /// Transcript index of the last message of the request before the one
+    /// being built (where the "previous request" breakpoint goes).
+    previous_last: Option<usize>,
+    /// Transcript index of the last message of the latest request built. A
+    /// build with nothing appended since is the same request again: it gives
+    /// the same bytes and does not move `previous_last`.
+    last_built: Option<usize>,
+    /// The search cache's mark taken just before the session last listed the
+    /// provider: a search needs a library check newer than it.
+    listed_at: u64,
+}
+
+impl Agent {
+    /// Starts a session: lists the provider once and pins that catalog.
+    ///
+    /// # Errors
+    /// Whatever the provider's `list` returns.
+    pub async fn start_session(&self) -> Result<Session, Error> {
+        let span =
+            tracing::debug_span!("skills.start_session", agent = %self.name(), skills = Empty);
+        async {
+            let listed_at = self.search_cache().mark();
+            let catalog = self.list().await?;
+            tracing::Span::current().record("skills", catalog.len());
+            Ok(Session::new(self.clone(), catalog, Vec::new(), listed_at))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Resumes a session from its transcript and the catalog it pinned when it
+    /// started ([`Session::pinned_catalog`]; after a restart, the provider's
+    /// list gives the same prompt bytes as long as the library is unchanged).
+    /// The load state is replayed from the transcript; the bodies of loaded
+    /// skills are fetched again for the legacy mode and the fallback.
+    ///
+    /// # Errors
+    /// Whatever the provider's `list` returns.
+    pub async fn resume_session(
+        &self,
+        pinned: Catalog,
+        transcript: Vec<Message>,
+    ) -> Result<Session, Error> {
+        let listed_at = self.search_cache().mark();
+        let current = self.list().await?;
+        let mut session = Session::new(self.clone(), pinned, transcript, listed_at);
+        session.current = current;
+        let loaded: Vec<String> = session.state.in_use_order().map(str::to_owned).collect();
+        for name in loaded {
+            if let Ok(skill) = self.provider().get(&name).await {
+                let text = render::loaded_body(&skill, self.surface().read_tool());
+                session.loaded_text.insert(name, text);
+            }
+        }
+        Ok(session)
+    }
+}
+
+impl Session {
+    fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>, listed_at: u64) -> Self {
+        let config = agent.config();
+        let catalog_text = match &config.catalog {
+            CatalogMode::InPrompt(options) => {
+                let mut options = options.clone();
+                options.load_tool = config.surface.load_tool().to_owned();
+                pinned.render(&options)
+            }
+            CatalogMode::OnDemand => String::new(),
+        };
+        let catalog_in_tool =
+            matches!(&config.surface, Surface::Eino(o) if o.catalog_in_description);
+        let prompt_catalog = if catalog_in_tool {
+            ""
+        } else {
+            catalog_text.as_str()
+        };
+        let stable_system = match &config.prompt_hook {
+            Some(hook) => hook(&PromptContext {
+                instructions: &config.instructions,
+                catalog: prompt_catalog,
+                load_tool: config.surface.load_tool(),
+            }),
+            None => {
+                let skills_part = match config.catalog {
+                    CatalogMode::OnDemand => render::on_demand_guidance(config.surface.load_tool()),
+                    CatalogMode::InPrompt(_) => prompt_catalog.to_owned(),
+                };
+                join_nonempty(&config.instructions, &skills_part)
+            }
+        };
+        let mut announced: BTreeMap<String, String> = visible(&pinned)
+            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
+            .collect();
+        let mut state = LoadState::default();
+        for (index, message) in transcript.iter().enumerate() {
+            state.apply(index, message);
+            apply_delta_metadata(&mut announced, message);
+        }
+        let loaded_text = BTreeMap::new();
+        // Skill tools are offered when the model can see a skill or the user
+        // can invoke one, from the start (no move later), or from the first
+        // announced skill on.
+        let skills_on = matches!(config.catalog, CatalogMode::OnDemand)
+            || pinned.entries().iter().any(|m| {
+                !m.extensions.disable_model_invocation || m.extensions.user_invocable != Some(false)
+            })
+            || transcript.iter().any(|m| m.has_metadata(CATALOG_DELTA_KEY));
+        // The previous request ended just before the last reply.
+        let previous_last = transcript
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .and_then(|i| i.checked_sub(1));
+        let surface = &agent.config().surface;
+        let skill_tools = surface
+            .tools(agent.has_search())
+            .into_iter()
+            .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text))
+            .collect();
+        Self {
+            skill_tools,
+            current: pinned.clone(),
+            agent,
+            pinned,
+            announced,
+            stable_system,
+            transcript,
+            state,
+            loaded_text,
+            events: Vec::new(),
+            history_limit: None,
+            pending_release: Vec::new(),
+            skills_on,
+            previous_last: None,
+            last_built: previous_last,
+            listed_at,
+        }
+    }
+
+    /// The agent this session belongs to.
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
+    /// The catalog pinned when the session started.
+    pub fn pinned_catalog(&self) -> &Catalog {
+        &self.pinned
+    }
+
+    /// The transcript (the source of truth; never rewritten).
+    pub fn transcript(&self) -> &[Message] {
+        &self.transcript
+    }
+
+    /// The load state.
+    pub fn state(&self) -> &LoadState {
+        &self.state
+    }
+
+    /// The loaded skills, sorted.
+    pub fn loaded(&self) -> BTreeSet<String> {
+        self.state.loaded()
+    }
+
+    /// Whether `skill` counts as loaded for the next request and the calls
+    /// of its answer (a `once` load the last request retired does not).
+    pub(super) fn is_loaded(&self, skill: &str) -> bool {
+        self.state.is_loaded(skill) && !self.pending_release.iter().any(|p| p == skill)
+    }
+
+    /// The skills that count as loaded, least recently used first.
+    pub(super) fn loaded_order(&self) -> Vec<&str> {
+        self.state
+            .in_use_order()
+            .filter(|name| !self.pending_release.iter().any(|p| p == name))
+            .collect()
+    }
+
+    /// Takes the events emitted since the last call.
+    pub fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Keeps only the last `n` messages in requests (`None`: all). Loaded
+    /// skills whose loading message falls out of view reach the model through
+    /// the fallback system block (F-DIS-9).
+    pub fn set_history_limit(&mut self, n: Option<usize>) {
+        self.history_limit = n;
+    }
+
+    pub(super) fn push(&mut self, mut message: Message) -> usize {
+        if !self.pending_release.is_empty() {
+            let due = std::mem::take(&mut self.pending_release);
+            message.tag(&SkillInjection::released(due.clone()));
+            for skill in due {
+                self.events.push(Event::SkillReleased {
+                    skill,
+                    reason: ReleaseReason::Lifetime,
+                });
+            }
+        }
+        let index = self.transcript.len();
+        self.state.apply(index, &message);
+        self.transcript.push(message);
+        index
+    }
+}
+
+/// Records `value` in the current span's `field` (a no-op without one).
+pub(super) fn record(field: &str, value: &str) {
+    tracing::Span::current().record(field, value);
+}
+
+pub(super) fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {
+    catalog
+        .entries()
+        .iter()
+        .filter(|m| !m.extensions.disable_model_invocation)
+}
+
+pub(super) fn join_nonempty(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_owned(),
+        (_, true) => a.to_owned(),
+        _ => format!("{a}\n\n{b}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    /// Servers run sessions on multi-threaded runtimes: every async method's
+    /// future must be `Send`.
+    #[test]
+    fn futures_are_send() {
+        let provider = Arc::new(skills_core::InCodeProvider::new([]).expect("empty"));
+        let agent = Agent::builder("a", provider).build().expect("builds");
+        let call = ToolCall::new("1", "load_skill", Value::Null);
+        let start = agent.start_session();
+        assert_send(&start);
+        let mut session = pollster::block_on(start).expect("session");
+        assert_send(&session.handle_tool_call(&call));
+        assert_send(&session.push_user("hi"));
+        assert_send(&session.refresh_catalog());
+    }
+}

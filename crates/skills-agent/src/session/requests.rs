@@ -1,0 +1,238 @@
+//! Building requests (F-AGT-1, F-AGT-2): the system blocks, the tool list, the
+//! transcript view and the cache breakpoints.
+
+use super::*;
+
+impl Session {
+    /// The index of the first transcript message in view.
+    pub(super) fn view_start(&self) -> usize {
+        let compaction = self
+            .transcript
+            .iter()
+            .rposition(|m| m.has_metadata(COMPACTION_KEY))
+            .unwrap_or(0);
+        let mut start = match self.history_limit {
+            Some(n) => compaction.max(self.transcript.len().saturating_sub(n)),
+            None => compaction,
+        };
+        if self.history_limit.is_some() {
+            // Cut at a user or system message when the window has one: a tool
+            // result whose call fell out of view would be rejected, and some
+            // providers want the conversation to open with the user.
+            if let Some(offset) = self.transcript[start..]
+                .iter()
+                .position(|m| matches!(m.role, Role::User | Role::System))
+            {
+                return start + offset;
+            }
+        }
+        while self
+            .transcript
+            .get(start)
+            .is_some_and(|m| m.role == Role::Tool)
+        {
+            start += 1;
+        }
+        start
+    }
+
+    /// The names of the agent's pool tools.
+    pub(super) fn pool_names(&self) -> BTreeSet<&str> {
+        self.agent
+            .config()
+            .tool_pool
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect()
+    }
+
+    /// The pool tools exposed now: those the loaded skills declare (or had
+    /// selected), that exist in the pool.
+    pub(super) fn exposed_pool(&self) -> BTreeSet<String> {
+        let pool = self.pool_names();
+        let mut out = BTreeSet::new();
+        for skill in self.loaded_order() {
+            let wanted: Vec<String> = match self.state.selected_tools(skill) {
+                Some(selected) => selected.iter().cloned().collect(),
+                None => self
+                    .current
+                    .get(skill)
+                    .map(|m| m.declared_tools.clone())
+                    .unwrap_or_default(),
+            };
+            out.extend(wanted.into_iter().filter(|t| pool.contains(t.as_str())));
+        }
+        out
+    }
+
+    /// The tools of the next request, sorted by name. Without any skill
+    /// (none the model can see, none the user can invoke) the skill tools are
+    /// left out; they appear with the first skill a delta announces, and then
+    /// stay.
+    pub fn tools(&self) -> Vec<ToolSpec> {
+        let config = self.agent.config();
+        // No skills, no skill tools (F-AGT-1: skills are a no-op when none
+        // are configured).
+        let mut tools: Vec<ToolSpec> = if self.skills_on {
+            self.skill_tools.clone()
+        } else {
+            Vec::new()
+        };
+        tools.extend(config.tools.iter().cloned());
+        tools.extend(self.agent.inner.executor_tools.iter().cloned());
+        let exposed = self.exposed_pool();
+        tools.extend(
+            config
+                .tool_pool
+                .iter()
+                .filter(|t| exposed.contains(&t.name))
+                .cloned(),
+        );
+        tools.sort_by(|a, b| a.name.cmp(&b.name));
+        tools
+    }
+
+    /// Builds the next request (F-AGT-1): at most two system blocks (the
+    /// stable one first), tools sorted by name, the transcript view, and the
+    /// cache breakpoints of the agent's strategy (F-AGT-2).
+    ///
+    /// Building again with nothing appended in between gives the same request,
+    /// byte for byte (a retry after a failed model call, say).
+    pub fn build_request(&mut self) -> ModelRequest {
+        let span = tracing::debug_span!(
+            "skills.build_request",
+            agent = %self.agent.name(),
+            messages = Empty,
+            tools = Empty,
+            system_blocks = Empty,
+            bytes = Empty,
+        );
+        let _entered = span.enter();
+        let request = self.build_request_inner();
+        if !span.is_disabled() {
+            let bytes = request.system.iter().map(|b| b.text.len()).sum::<usize>()
+                + request
+                    .messages
+                    .iter()
+                    .map(|m| m.content.len())
+                    .sum::<usize>();
+            span.record("messages", request.messages.len());
+            span.record("tools", request.tools.len());
+            span.record("system_blocks", request.system.len());
+            span.record("bytes", bytes);
+        }
+        request
+    }
+
+    pub(super) fn build_request_inner(&mut self) -> ModelRequest {
+        if self.agent.config().lifetime == Lifetime::Once {
+            // A `once` load counts for the requests up to the model's first
+            // answer after it (and that answer's tool calls); from the next
+            // request on it is retired. The release is recorded on the next
+            // message appended.
+            let last_answer = self
+                .transcript
+                .iter()
+                .rposition(|m| m.role == Role::Assistant);
+            let due: Vec<String> = self
+                .loaded_order()
+                .into_iter()
+                .filter(|name| {
+                    let loaded_at = self.state.loaded_at(name);
+                    matches!((loaded_at, last_answer), (Some(at), Some(answer)) if at < answer)
+                })
+                .map(str::to_owned)
+                .collect();
+            self.pending_release.extend(due);
+        }
+        let start = self.view_start();
+        let mut system = Vec::with_capacity(2);
+        if !self.stable_system.is_empty() {
+            system.push(SystemBlock {
+                text: self.stable_system.clone(),
+                stable: true,
+            });
+        }
+        if let Some(dynamic) = self.dynamic_block(start) {
+            system.push(SystemBlock {
+                text: dynamic,
+                stable: false,
+            });
+        }
+        let messages: Vec<Message> = self.transcript[start..].to_vec();
+        let mut request = ModelRequest {
+            system,
+            tools: self.tools(),
+            messages,
+            cache_breakpoints: Vec::new(),
+        };
+        let last = self.transcript.len().checked_sub(1);
+        if last != self.last_built {
+            self.previous_last = self.last_built;
+            self.last_built = last;
+        }
+        let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
+        request.place_breakpoints(self.agent.config().cache, previous);
+        request
+    }
+
+    /// The dynamic system block: legacy bodies, or the fallback for loaded
+    /// skills whose loading message is out of view.
+    pub(super) fn dynamic_block(&self, start: usize) -> Option<String> {
+        let skills = self.loaded_block(start);
+        // A delta notice that fell out of view (history limit) is restated,
+        // so the model never works from a stale catalog.
+        // (A compaction restates every change after its summary, so only a
+        // notice newer than the last compaction can be missing.)
+        let last_compaction = self
+            .transcript
+            .iter()
+            .rposition(|m| m.has_metadata(COMPACTION_KEY));
+        let delta_hidden = self
+            .transcript
+            .get(..start)
+            .and_then(|hidden| {
+                hidden
+                    .iter()
+                    .rposition(|m| m.has_metadata(CATALOG_DELTA_KEY))
+            })
+            .is_some_and(|at| last_compaction.is_none_or(|c| c < at));
+        let delta = if delta_hidden {
+            self.delta_since_pinned().map(|m| m.content)
+        } else {
+            None
+        };
+        match (skills, delta) {
+            (None, None) => None,
+            (Some(text), None) | (None, Some(text)) => Some(text),
+            (Some(skills), Some(delta)) => Some(format!("{skills}\n\n{delta}")),
+        }
+    }
+
+    /// Legacy bodies, or the fallback for loaded skills whose loading message
+    /// is out of view.
+    pub(super) fn loaded_block(&self, start: usize) -> Option<String> {
+        let order: Vec<&str> = self.loaded_order();
+        match self.agent.config().materialization {
+            Materialization::SystemMessage => {
+                // Load order, not use order: reading a file must not reshuffle
+                // the block (and break the cache behind it).
+                let mut order = order;
+                order.sort_by_key(|n| self.state.loaded_at(n));
+                let bodies: Vec<&str> = order
+                    .iter()
+                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .collect();
+                (!bodies.is_empty()).then(|| render::legacy_block(&bodies))
+            }
+            Materialization::ToolResult => {
+                let bodies: Vec<&str> = order
+                    .iter()
+                    .filter(|n| self.state.loaded_at(n).is_some_and(|at| at < start))
+                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .collect();
+                (!bodies.is_empty()).then(|| render::fallback_block(&bodies))
+            }
+        }
+    }
+}

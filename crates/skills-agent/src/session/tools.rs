@@ -1,0 +1,55 @@
+//! Tool selection (`skill_select_tools`, F-DIS-11).
+
+use super::*;
+
+impl Session {
+    pub(super) fn op_select_tools(
+        &mut self,
+        call: &ToolCall,
+        args: SelectToolsArgs,
+    ) -> Result<Message, ToolError> {
+        let (meta, name) = self.loaded_meta(&args.skill)?;
+        record("skill", &name);
+        let pool = self.pool_names();
+        let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
+        if let Some(unknown) = requested.iter().find(|t| !pool.contains(t.as_str())) {
+            let list: Vec<&str> = pool.iter().copied().collect();
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "there is no selectable tool `{}`. Selectable tools: {}.",
+                    clip(unknown),
+                    if list.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        list.join(", ")
+                    }
+                ),
+            ));
+        }
+        let current: BTreeSet<String> = match self.state.selected_tools(&name) {
+            Some(selected) => selected.clone(),
+            None => meta
+                .declared_tools
+                .iter()
+                .filter(|t| pool.contains(t.as_str()))
+                .cloned()
+                .collect(),
+        };
+        let next: BTreeSet<String> = match args.mode.unwrap_or_default() {
+            SelectMode::Add => current.union(&requested).cloned().collect(),
+            SelectMode::Replace => requested,
+            SelectMode::Clear => BTreeSet::new(),
+        };
+        let list: Vec<String> = next.iter().cloned().collect();
+        self.events.push(Event::ToolsSelected {
+            skill: name.clone(),
+            tools: list.clone(),
+        });
+        Ok(
+            Message::tool_result(&call.id, &call.name, render::tools_selected(&name, &list))
+                .with_metadata(TOOLS_KEY, json!({"skill": name, "tools": list}))
+                .with_metadata(TOUCH_KEY, Value::String(name)),
+        )
+    }
+}

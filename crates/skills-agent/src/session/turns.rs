@@ -1,0 +1,115 @@
+//! Turns: user messages (with `$name` mentions), replies, user tool results,
+//! lifetime releases and the loaded-skill cap.
+
+use super::*;
+
+impl Session {
+    /// Appends a user message. Ends `turn`-lifetime loads, then injects each
+    /// skill the text mentions as `$name` (once; F-DIS-14).
+    ///
+    /// # Errors
+    /// Never for unknown mentions (they are ignored); only a provider failure
+    /// while fetching a mentioned skill's body.
+    pub async fn push_user(&mut self, text: impl Into<String>) -> Result<(), Error> {
+        let mut message = Message::user(text);
+        let turn_ends = self.agent.config().lifetime == Lifetime::Turn;
+        // Fetch every mentioned body first: a provider failure then leaves
+        // the transcript untouched, so the caller can simply retry.
+        let mut invoked = Vec::new();
+        for name in mentions(&message.content) {
+            let Some(meta) = self.current.get(&name) else {
+                continue;
+            };
+            if meta.extensions.user_invocable == Some(false)
+                || (!turn_ends && self.is_loaded(&name))
+            {
+                continue;
+            }
+            match self.agent.provider().get(&name).await {
+                Ok(skill) => invoked.push((name, skill)),
+                Err(err) if err.kind() == ErrorKind::SkillNotFound => {}
+                Err(err) => return Err(err),
+            }
+        }
+        if turn_ends {
+            self.release_all(&mut message, ReleaseReason::Lifetime);
+        }
+        self.push(message);
+        for (name, skill) in invoked {
+            let read_tool = self.agent.surface().read_tool();
+            let text = render::loaded_body(&skill, read_tool);
+            let injected_text = match self.agent.config().materialization {
+                Materialization::ToolResult => render::mention_injection(&skill, read_tool),
+                Materialization::SystemMessage => render::mention_stub(&name),
+            };
+            let mut injected = Message::user(injected_text)
+                .with_metadata(MENTION_KEY, Value::String(name.clone()))
+                .tagged(&SkillInjection::loaded([name.clone()]));
+            self.enforce_cap(&mut injected, &name);
+            self.loaded_text.insert(name.clone(), text);
+            self.push(injected);
+            self.events.push(Event::SkillLoaded {
+                skill: name,
+                by_mention: true,
+            });
+        }
+        Ok(())
+    }
+
+    /// Appends the model's reply (call [`Session::handle_tool_call`] for
+    /// each of its tool calls afterwards).
+    pub fn push_assistant(&mut self, message: Message) {
+        self.push(message);
+    }
+
+    /// Appends the result of a user tool the caller ran.
+    pub fn push_tool_result(
+        &mut self,
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        content: impl Into<String>,
+        is_error: bool,
+    ) {
+        let message = if is_error {
+            Message::tool_error(call_id, tool, content)
+        } else {
+            Message::tool_result(call_id, tool, content)
+        };
+        self.push(message);
+    }
+
+    pub(super) fn release_all(&mut self, message: &mut Message, reason: ReleaseReason) {
+        let all: Vec<String> = self.loaded_order().into_iter().map(str::to_owned).collect();
+        if all.is_empty() {
+            return;
+        }
+        message.tag(&SkillInjection::released(all.clone()));
+        for skill in all {
+            self.events.push(Event::SkillReleased { skill, reason });
+        }
+    }
+
+    /// Tags `message` with releases that make room for `incoming`.
+    pub(super) fn enforce_cap(&mut self, message: &mut Message, incoming: &str) {
+        let Some(cap) = self.agent.config().max_loaded else {
+            return;
+        };
+        let others: Vec<&str> = self
+            .loaded_order()
+            .into_iter()
+            .filter(|n| *n != incoming)
+            .collect();
+        let excess = (others.len() + 1).saturating_sub(cap);
+        let evicted: Vec<String> = others.into_iter().take(excess).map(str::to_owned).collect();
+        if evicted.is_empty() {
+            return;
+        }
+        message.tag(&SkillInjection::released(evicted.clone()));
+        for skill in evicted {
+            self.events.push(Event::SkillReleased {
+                skill,
+                reason: ReleaseReason::Cap,
+            });
+        }
+    }
+}
