@@ -187,19 +187,12 @@ pub struct Session {
     loaded_text: BTreeMap<String, String>,
     events: Vec<Event>,
     history_limit: Option<usize>,
-    /// `once` loads the last request no longer counted; the release is
-    /// recorded on the next message appended.
+    /// `once` loads retired by [`Session::retire_once_loads`]; the release
+    /// is recorded on the next message appended.
     pending_release: Vec<String>,
     /// Whether the skill tools are offered (sticky: once on, never off, so
     /// the tool list does not move).
     skills_on: bool,
-    /// Transcript index of the last message of the request before the one
-    /// being built (where the "previous request" breakpoint goes).
-    previous_last: Option<usize>,
-    /// Transcript index of the last message of the latest request built. A
-    /// build with nothing appended since is the same request again: it gives
-    /// the same bytes and does not move `previous_last`.
-    last_built: Option<usize>,
     /// The search cache's mark taken just before the session last listed the
     /// provider: a search needs a library check newer than it.
     listed_at: u64,
@@ -300,11 +293,6 @@ impl Session {
                 !m.extensions.disable_model_invocation || m.extensions.user_invocable != Some(false)
             })
             || transcript.iter().any(|m| m.has_metadata(CATALOG_DELTA_KEY));
-        // The previous request ended just before the last reply.
-        let previous_last = transcript
-            .iter()
-            .rposition(|m| m.role == Role::Assistant)
-            .and_then(|i| i.checked_sub(1));
         let surface = &agent.config().surface;
         let skill_tools = surface
             .tools(agent.has_search())
@@ -325,8 +313,6 @@ impl Session {
             history_limit: None,
             pending_release: Vec::new(),
             skills_on,
-            previous_last: None,
-            last_built: previous_last,
             listed_at,
         }
     }

@@ -96,9 +96,12 @@ impl Session {
     /// stable one first), tools sorted by name, the transcript view, and the
     /// cache breakpoints of the agent's strategy (F-AGT-2).
     ///
-    /// Building again with nothing appended in between gives the same request,
-    /// byte for byte (a retry after a failed model call, say).
-    pub fn build_request(&mut self) -> ModelRequest {
+    /// Building has no side effects: building again with nothing appended in
+    /// between gives the same request, byte for byte (a retry after a failed
+    /// model call, say). With [`Lifetime::Once`](crate::Lifetime::Once), call
+    /// [`Session::retire_once_loads`] before building each request (the
+    /// [`Runner`](crate::Runner) does).
+    pub fn build_request(&self) -> ModelRequest {
         let span = tracing::debug_span!(
             "skills.build_request",
             agent = %self.agent.name(),
@@ -124,27 +127,35 @@ impl Session {
         request
     }
 
-    pub(super) fn build_request_inner(&mut self) -> ModelRequest {
-        if self.agent.config().lifetime == Lifetime::Once {
-            // A `once` load counts for the requests up to the model's first
-            // answer after it (and that answer's tool calls); from the next
-            // request on it is retired. The release is recorded on the next
-            // message appended.
-            let last_answer = self
-                .transcript
-                .iter()
-                .rposition(|m| m.role == Role::Assistant);
-            let due: Vec<String> = self
-                .loaded_order()
-                .into_iter()
-                .filter(|name| {
-                    let loaded_at = self.state.loaded_at(name);
-                    matches!((loaded_at, last_answer), (Some(at), Some(answer)) if at < answer)
-                })
-                .map(str::to_owned)
-                .collect();
-            self.pending_release.extend(due);
+    /// Retires the `once` loads whose answer came (F-DIS-10): a `once` load
+    /// counts for the requests up to the model's first answer after it (and
+    /// that answer's tool calls), and stops counting from the next request
+    /// on. Call it before building each request; it returns the skills it
+    /// retired (none when the lifetime is not `once`). The release is
+    /// recorded on the next message appended, so a replay of the transcript
+    /// reaches the same state. Calling it again changes nothing.
+    pub fn retire_once_loads(&mut self) -> Vec<String> {
+        if self.agent.config().lifetime != Lifetime::Once {
+            return Vec::new();
         }
+        let last_answer = self
+            .transcript
+            .iter()
+            .rposition(|m| m.role == Role::Assistant);
+        let due: Vec<String> = self
+            .loaded_order()
+            .into_iter()
+            .filter(|name| {
+                let loaded_at = self.state.loaded_at(name);
+                matches!((loaded_at, last_answer), (Some(at), Some(answer)) if at < answer)
+            })
+            .map(str::to_owned)
+            .collect();
+        self.pending_release.extend(due.iter().cloned());
+        due
+    }
+
+    pub(super) fn build_request_inner(&self) -> ModelRequest {
         let start = self.view_start();
         let mut system = Vec::with_capacity(2);
         if !self.stable_system.is_empty() {
@@ -166,12 +177,12 @@ impl Session {
             messages,
             cache_breakpoints: Vec::new(),
         };
-        let last = self.transcript.len().checked_sub(1);
-        if last != self.last_built {
-            self.previous_last = self.last_built;
-            self.last_built = last;
-        }
-        let previous = self.previous_last.and_then(|abs| abs.checked_sub(start));
+        // The previous request is the one the latest answer replied to: it
+        // ended just before that answer (derived from the transcript, so a
+        // rebuild, a resume or a replay places the same breakpoint).
+        let previous = self
+            .previous_request_end()
+            .and_then(|abs| abs.checked_sub(start));
         request.place_breakpoints(self.agent.config().cache, previous);
         request
     }
@@ -234,5 +245,14 @@ impl Session {
                 (!bodies.is_empty()).then(|| render::fallback_block(&bodies))
             }
         }
+    }
+
+    /// Transcript index of the last message of the request the latest answer
+    /// replied to.
+    fn previous_request_end(&self) -> Option<usize> {
+        self.transcript
+            .iter()
+            .rposition(|m| m.role == Role::Assistant)
+            .and_then(|i| i.checked_sub(1))
     }
 }

@@ -16,7 +16,7 @@ fn session() -> Session {
 
 #[test]
 fn hidden_skill_is_absent_from_the_catalog() {
-    let mut session = session();
+    let session = session();
     let request = session.build_request();
     let system = &request.system[0].text;
     assert!(!system.contains("deploy-prod"), "{system}");

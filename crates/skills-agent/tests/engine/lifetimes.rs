@@ -64,17 +64,24 @@ fn turn_lifetime_releases_at_the_next_user_message() {
 fn once_lifetime_retires_a_load_at_the_request_after_its_answer() {
     let mut session = start(builder().lifetime(Lifetime::Once));
     user(&mut session, "fill this form");
+    session.retire_once_loads();
     session.build_request();
     load(&mut session, "pdf-forms");
     assert_eq!(loaded(&session), ["pdf-forms"]);
     // The request that shows the body, and the answer to it: its own tool
     // calls still see the skill loaded.
+    session.retire_once_loads();
     session.build_request();
     reply(&mut session, "Here is the filled form.");
     assert_eq!(loaded(&session), ["pdf-forms"]);
     assert!(released(&mut session).is_empty());
+    // Building is pure: without the explicit step nothing is retired.
+    assert_eq!(session.build_request(), session.build_request());
+    assert_eq!(loaded(&session), ["pdf-forms"]);
     // The next request no longer counts it; the release is recorded on the
     // next message, so the transcript replays to the same state.
+    assert_eq!(session.retire_once_loads(), ["pdf-forms"]);
+    assert!(session.retire_once_loads().is_empty(), "retired once");
     session.build_request();
     user(&mut session, "and another one");
     assert!(session.loaded().is_empty());
@@ -99,6 +106,7 @@ fn once_lifetime_lets_the_answer_use_the_tools_it_was_shown() {
             .pool_tool(plain_tool("get_forecast")),
     );
     user(&mut session, "weather in Oslo?");
+    session.retire_once_loads();
     session.build_request();
     load(&mut session, "weather");
     let shown = session.build_request();
@@ -110,6 +118,7 @@ fn once_lifetime_lets_the_answer_use_the_tools_it_was_shown() {
     );
     session.push_tool_result("call-x", "get_weather", "rain", false);
     // The request after that answer has retired the skill and its tools.
+    session.retire_once_loads();
     let next = session.build_request();
     assert!(!tool_names(&next).contains(&"get_weather".to_owned()));
 }

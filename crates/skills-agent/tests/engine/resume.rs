@@ -196,7 +196,7 @@ fn resume_does_not_announce_a_delta_twice() {
 fn resume_with_explicit_breakpoints_keeps_the_prefix() {
     let mut original = start(builder().cache(CacheStrategy::Anthropic));
     work(&mut original);
-    let mut resumed = resume(&original);
+    let resumed = resume(&original);
     let a = original.build_request();
     let b = resumed.build_request();
     assert_eq!(a.system, b.system);

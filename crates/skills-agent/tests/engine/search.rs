@@ -130,7 +130,7 @@ fn search_names_the_load_tool_of_the_surface() {
 
 #[test]
 fn on_demand_mode_keeps_the_catalog_out_of_the_prompt() {
-    let mut session = start(
+    let session = start(
         builder_with(full_library())
             .0
             .catalog(CatalogMode::OnDemand),

@@ -111,8 +111,11 @@ fn wire_bodies_with_anthropic_breakpoints() {
         let (provider, builder) = swappable();
         let mut session = start(builder.cache(CacheStrategy::Anthropic)).await;
         converse(&mut session, &provider, |step, session| {
-            // Requests go out after the user turn and after each tool result,
-            // so the last one has a previous-request breakpoint.
+            // Requests go out after the user turn and after each tool result.
+            // The previous-request breakpoint of the last one sits at the end
+            // of the request the latest answer (message 5) replied to: index
+            // 4. (Request 4_mention was built but never answered, so nothing
+            // says the provider cached it.)
             if step != "5_delta" {
                 session.build_request();
             }
