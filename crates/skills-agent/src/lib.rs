@@ -41,6 +41,7 @@ mod message;
 mod model;
 mod render;
 mod request;
+mod runner;
 mod search;
 mod session;
 mod state;
@@ -60,8 +61,16 @@ pub use model::{
 };
 pub use render::{WRAPPER_TAGS, neutralize};
 pub use request::{CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, ModelRequest, SystemBlock};
+pub use runner::{
+    AgentHub, AgentMap, Approver, CancelToken, Cancelled, DEFAULT_MAX_STEPS,
+    DEFAULT_TOOL_CONCURRENCY, FnTool, MAX_FORK_DEPTH, ModelHub, ModelMap, RequestStats, RunError,
+    RunErrorKind, RunEvent, RunOutcome, RunStream, Runner, RunnerBuilder, ToolHandler, ToolPolicy,
+    tool_fn,
+};
 pub use search::{FETCH_CONCURRENCY, SEARCH_REFERENCE_BYTES, SearchCache};
-pub use session::{CatalogDelta, CompactionReport, Dispatch, Event, ReleaseReason, Session};
+pub use session::{
+    CatalogDelta, CompactionReport, Dispatch, Event, ForkRequest, ReleaseReason, Session,
+};
 pub use state::{DocSelection, LoadState};
 pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};
 pub use tool::{ToolError, ToolErrorKind, ToolSpec};

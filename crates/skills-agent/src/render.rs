@@ -424,6 +424,33 @@ pub(crate) fn fallback_block(bodies: &[&str]) -> String {
     out
 }
 
+/// The first message of a forked sub-agent (F-AGT-5): the task, then the
+/// skill to follow.
+pub(crate) fn fork_input(skill: &Skill, read_tool: Option<&str>, task: &str) -> String {
+    let task = if task.trim().is_empty() {
+        "(no task was given; do what the skill describes)"
+    } else {
+        task
+    };
+    format!(
+        "You are a sub-agent. Do the task below by following the skill \"{}\", then answer with \
+         the result only: your answer goes back to the agent that asked.\n\nTask:\n{}\n\n{}",
+        attr(skill.name()),
+        neutralize(task),
+        loaded_body(skill, read_tool)
+    )
+}
+
+/// The parent's tool result for a skill that ran in a sub-agent.
+pub(crate) fn fork_result(skill: &str, agent: &str, answer: &str) -> String {
+    format!(
+        "The skill \"{}\" ran in the sub-agent \"{}\"; nothing of it is loaded here. Its answer:\n{}",
+        attr(skill),
+        attr(agent),
+        answer
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -102,6 +102,10 @@ pub enum ToolErrorKind {
     Resource,
     /// The skill provider failed.
     Provider,
+    /// A tool ran and failed (a user tool's handler, a forked sub-agent).
+    Failed,
+    /// A tool policy or the user refused the call.
+    Denied,
 }
 
 impl ToolErrorKind {
@@ -115,6 +119,8 @@ impl ToolErrorKind {
             Self::NotLoaded => "not-loaded",
             Self::Resource => "resource",
             Self::Provider => "provider",
+            Self::Failed => "failed",
+            Self::Denied => "denied",
         }
     }
 }

@@ -45,6 +45,7 @@ mod deltas;
 mod dispatch;
 mod docs;
 mod load;
+mod loop_support;
 mod read;
 mod requests;
 mod search;
@@ -54,6 +55,8 @@ mod turns;
 use deltas::apply_delta_metadata;
 use load::{docs_to_deliver, merge_selection, selection_names};
 use read::resource_error;
+
+pub use loop_support::ForkRequest;
 
 /// Longest skill name, doc name or path accepted from the model before any
 /// lookup (longer ones are refused without being echoed in full).
@@ -70,7 +73,8 @@ const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
 const MAX_SEARCH_LIMIT: usize = 20;
 
 /// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
     /// A skill was loaded.
@@ -108,7 +112,8 @@ pub enum Event {
 }
 
 /// Why a skill was released.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ReleaseReason {
     /// Its lifetime (`once` or `turn`) ended.
@@ -122,7 +127,7 @@ pub enum ReleaseReason {
 }
 
 /// What changed in the skill set since the catalog was pinned.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CatalogDelta {
     /// New skills (name, description), sorted.
     pub added: Vec<(String, String)>,
@@ -140,7 +145,7 @@ impl CatalogDelta {
 }
 
 /// What a compaction kept.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CompactionReport {
     /// Skills re-attached whole, newest first.
     pub reattached: Vec<String>,

@@ -1,0 +1,993 @@
+//! The agent loop (F-AGT-3): build the request, call the [`Model`], run the
+//! tool calls, repeat until the model answers without tools or the step
+//! limit; with sub-agents for forked skills (F-AGT-5) and the allowed-tools
+//! policy (F-AGT-7).
+//!
+//! A run is a [`RunStream`] of [`RunEvent`]s a UI can consume as they come;
+//! dropping the stream, or cancelling a [`CancelToken`], stops the run at its
+//! next await. Every request the loop sends is built by the [`Session`], so
+//! each one extends the previous one byte for byte (the prompt cache rule);
+//! the loop only appends.
+
+mod cancel;
+mod handler;
+mod hub;
+mod stream;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+use serde::Serialize;
+use serde_json::Value;
+use skills_core::ContextMode;
+use tracing::Instrument as _;
+
+use crate::message::{Message, Role, ToolCall};
+use crate::model::{Model, ModelError, ModelEvent, ModelResponse, Retry, StopReason, Usage};
+use crate::render;
+use crate::request::ModelRequest;
+use crate::session::{Dispatch, Event, ForkRequest, Session};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip};
+
+pub use cancel::{CancelToken, Cancelled};
+pub use handler::{FnTool, ToolHandler, tool_fn};
+pub use hub::{AgentHub, AgentMap, Approver, ModelHub, ModelMap, ToolPolicy};
+pub use stream::RunStream;
+
+use handler::Schemas;
+use stream::{BoxFuture, Emitter};
+
+/// The most model calls one run makes by default.
+pub const DEFAULT_MAX_STEPS: usize = 25;
+/// How deep forked sub-agents may nest (a forked skill that forks again).
+pub const MAX_FORK_DEPTH: usize = 3;
+/// How many user tool calls of one answer run at once by default.
+pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
+
+/// What a run reports, in order. A run ends with exactly one
+/// [`RunEvent::Finished`] or [`RunEvent::Failed`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunEvent {
+    /// A request is about to go to the model.
+    RequestSent {
+        /// 1 for the first model call of the run.
+        step: usize,
+        /// The model's name.
+        model: String,
+        /// Messages in the request.
+        messages: usize,
+        /// Tools offered.
+        tools: usize,
+        /// Whether it starts with the previous request of this run (same
+        /// system blocks and tools, then the same messages): the prompt
+        /// cache rule. `None` for the first request.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        extends_previous: Option<bool>,
+    },
+    /// A piece of the model's answer.
+    TextDelta {
+        /// The text.
+        text: String,
+    },
+    /// The model called a tool.
+    ToolCall {
+        /// The call.
+        call: ToolCall,
+    },
+    /// A tool call's result was appended.
+    ToolResult {
+        /// The call it answers.
+        call_id: String,
+        /// The tool.
+        tool: String,
+        /// Whether it reports an error.
+        is_error: bool,
+        /// The result text.
+        content: String,
+    },
+    /// The session reported something: a skill loaded or released, docs or
+    /// tools selected, a catalog delta, a compaction.
+    Skill {
+        /// What happened.
+        event: Event,
+    },
+    /// Tokens one model call used.
+    Usage {
+        /// The step.
+        step: usize,
+        /// The counts.
+        usage: Usage,
+        /// Share of the prompt read from the provider's cache.
+        cache_hit_ratio: f64,
+    },
+    /// The model adapter retried a call.
+    Retry {
+        /// The retry.
+        retry: Retry,
+    },
+    /// A loaded skill's `model:` switched the model for the rest of the run.
+    ModelSwitched {
+        /// The skill.
+        skill: String,
+        /// The model before.
+        from: String,
+        /// The model now.
+        to: String,
+    },
+    /// Something the user should know that did not stop the run (a skill
+    /// asked for a model the hub does not have, a tool had no handler).
+    Notice {
+        /// What happened.
+        message: String,
+    },
+    /// An event of a forked sub-agent.
+    SubAgent {
+        /// The forked skill.
+        skill: String,
+        /// The sub-agent's event.
+        event: Box<RunEvent>,
+    },
+    /// The model answered without tool calls: the run is done.
+    Finished {
+        /// The outcome.
+        outcome: RunOutcome,
+    },
+    /// The run stopped on an error.
+    Failed {
+        /// The error.
+        error: RunError,
+    },
+}
+
+/// Cache figures of one request of a run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RequestStats {
+    /// 1 for the first model call.
+    pub step: usize,
+    /// The tokens it used.
+    pub usage: Usage,
+    /// Whether it extended the previous request (`None` for the first).
+    pub extends_previous: Option<bool>,
+}
+
+impl RequestStats {
+    /// Share of the request's prompt read from the provider's cache.
+    pub fn cache_hit_ratio(&self) -> f64 {
+        self.usage.cache_hit_ratio()
+    }
+}
+
+/// How a finished run went.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct RunOutcome {
+    /// The model's final answer.
+    pub text: String,
+    /// Why the model stopped.
+    pub stop: StopReason,
+    /// Model calls made (forked sub-agents' not included).
+    pub steps: usize,
+    /// Tokens of every model call, sub-agents' included.
+    pub usage: Usage,
+    /// Per request: usage and whether it extended the previous one.
+    pub requests: Vec<RequestStats>,
+}
+
+/// What kind of failure stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum RunErrorKind {
+    /// The model call failed (after the adapter's retries).
+    Model,
+    /// The model kept calling tools past the step limit.
+    StepLimit,
+    /// The run was cancelled.
+    Cancelled,
+    /// The skill provider failed (while injecting a mentioned skill).
+    Provider,
+}
+
+impl RunErrorKind {
+    /// A stable kebab-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Model => "model",
+            Self::StepLimit => "step-limit",
+            Self::Cancelled => "cancelled",
+            Self::Provider => "provider",
+        }
+    }
+}
+
+/// Why a run stopped before the model finished.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunError {
+    kind: RunErrorKind,
+    message: String,
+    model: Option<ModelError>,
+}
+
+impl RunError {
+    fn new(kind: RunErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            model: None,
+        }
+    }
+
+    fn cancelled() -> Self {
+        Self::new(RunErrorKind::Cancelled, "the run was cancelled")
+    }
+
+    fn from_model(model: &str, error: ModelError) -> Self {
+        Self {
+            kind: RunErrorKind::Model,
+            message: format!("the model `{model}` failed: {error}"),
+            model: Some(error),
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> RunErrorKind {
+        self.kind
+    }
+
+    /// A message for people.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The model's error, when a model call failed (with the HTTP status and
+    /// the provider's message).
+    pub fn model_error(&self) -> Option<&ModelError> {
+        self.model.as_ref()
+    }
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RunError {}
+
+impl Serialize for RunError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut out = s.serialize_struct("RunError", 3)?;
+        out.serialize_field("kind", &self.kind)?;
+        out.serialize_field("message", &self.message)?;
+        out.serialize_field("status", &self.model.as_ref().and_then(ModelError::status))?;
+        out.end()
+    }
+}
+
+/// Runs agents: the loop around a [`Session`] and a [`Model`].
+///
+/// Cheap to clone; one runner serves many sessions at once.
+///
+/// ```
+/// use std::sync::Arc;
+/// use futures_util::StreamExt as _;
+/// use skills_agent::{Agent, ModelResponse, RunEvent, Runner, ScriptedModel, ToolCall};
+/// use skills_core::{InCodeProvider, define_skill};
+///
+/// # pollster::block_on(async {
+/// let skill = define_skill("greeting", "Greets people warmly. Use when someone says hello.")
+///     .body("Say hello back and ask how you can help.")
+///     .build()?;
+/// let agent = Agent::builder("assistant", Arc::new(InCodeProvider::new([skill])?)).build()?;
+/// let model = Arc::new(ScriptedModel::new([
+///     ModelResponse::tool_calls("", vec![ToolCall::new("c1", "load_skill", serde_json::json!({"name": "greeting"}))]),
+///     ModelResponse::text("Hello! How can I help?"),
+/// ]));
+/// let runner = Runner::builder(model).build();
+/// let mut session = agent.start_session().await?;
+/// let mut events = runner.run(&mut session, "hi");
+/// let mut answer = String::new();
+/// while let Some(event) = events.next().await {
+///     match event {
+///         RunEvent::TextDelta { text } => answer.push_str(&text),
+///         RunEvent::Failed { error } => return Err(error.into()),
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(answer, "Hello! How can I help?");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct Runner {
+    inner: Arc<RunnerConfig>,
+}
+
+#[derive(Debug)]
+struct RunnerConfig {
+    model: Arc<dyn Model>,
+    handlers: BTreeMap<String, Arc<dyn ToolHandler>>,
+    max_steps: usize,
+    streaming: bool,
+    concurrency: usize,
+    models: Option<Arc<dyn ModelHub>>,
+    agents: Option<Arc<dyn AgentHub>>,
+    policy: ToolPolicy,
+    schemas: Schemas,
+}
+
+/// Configures a [`Runner`].
+#[derive(Debug)]
+pub struct RunnerBuilder {
+    config: RunnerConfig,
+}
+
+impl RunnerBuilder {
+    /// Registers the handler of the user tool `name` (declared on the agent
+    /// with [`AgentBuilder::tool`](crate::AgentBuilder::tool) or
+    /// [`AgentBuilder::pool_tool`](crate::AgentBuilder::pool_tool)).
+    #[must_use]
+    pub fn handler(mut self, name: impl Into<String>, handler: Arc<dyn ToolHandler>) -> Self {
+        self.config.handlers.insert(name.into(), handler);
+        self
+    }
+
+    /// The most model calls per run ([`DEFAULT_MAX_STEPS`] by default).
+    #[must_use]
+    pub fn max_steps(mut self, steps: usize) -> Self {
+        self.config.max_steps = steps.max(1);
+        self
+    }
+
+    /// Whether to call [`Model::stream`] (the default) or
+    /// [`Model::complete`]. The events are the same; streaming yields text
+    /// as it arrives.
+    #[must_use]
+    pub fn streaming(mut self, on: bool) -> Self {
+        self.config.streaming = on;
+        self
+    }
+
+    /// How many user tool calls of one answer run at once
+    /// ([`DEFAULT_TOOL_CONCURRENCY`] by default; results are appended in call
+    /// order whatever finishes first).
+    #[must_use]
+    pub fn tool_concurrency(mut self, n: usize) -> Self {
+        self.config.concurrency = n.max(1);
+        self
+    }
+
+    /// Resolves the `model:` of skills: a forked skill runs on it, and an
+    /// inline skill switches the run to it once loaded.
+    #[must_use]
+    pub fn model_hub(mut self, hub: Arc<dyn ModelHub>) -> Self {
+        self.config.models = Some(hub);
+        self
+    }
+
+    /// Resolves the `agent:` of forked skills.
+    #[must_use]
+    pub fn agent_hub(mut self, hub: Arc<dyn AgentHub>) -> Self {
+        self.config.agents = Some(hub);
+        self
+    }
+
+    /// What `allowed-tools` of loaded skills does ([`ToolPolicy::Off`] by
+    /// default).
+    #[must_use]
+    pub fn policy(mut self, policy: ToolPolicy) -> Self {
+        self.config.policy = policy;
+        self
+    }
+
+    /// The runner.
+    pub fn build(self) -> Runner {
+        Runner {
+            inner: Arc::new(self.config),
+        }
+    }
+}
+
+impl Runner {
+    /// A runner calling `model`.
+    pub fn builder(model: Arc<dyn Model>) -> RunnerBuilder {
+        RunnerBuilder {
+            config: RunnerConfig {
+                model,
+                handlers: BTreeMap::new(),
+                max_steps: DEFAULT_MAX_STEPS,
+                streaming: true,
+                concurrency: DEFAULT_TOOL_CONCURRENCY,
+                models: None,
+                agents: None,
+                policy: ToolPolicy::Off,
+                schemas: Schemas::default(),
+            },
+        }
+    }
+
+    /// The model runs start with.
+    pub fn model(&self) -> &Arc<dyn Model> {
+        &self.inner.model
+    }
+
+    /// Appends `input` as a user message and runs until the model answers
+    /// without tool calls. Poll the stream to drive the run; drop it to stop.
+    pub fn run<'a>(&'a self, session: &'a mut Session, input: impl Into<String>) -> RunStream<'a> {
+        self.start(session, Some(input.into()), CancelToken::new())
+    }
+
+    /// [`Runner::run`] that also stops when `cancel` is cancelled.
+    pub fn run_with_cancel<'a>(
+        &'a self,
+        session: &'a mut Session,
+        input: impl Into<String>,
+        cancel: CancelToken,
+    ) -> RunStream<'a> {
+        self.start(session, Some(input.into()), cancel)
+    }
+
+    /// Runs without a new user message: continues a session whose last
+    /// message waits for the model (a resumed or interrupted run).
+    pub fn resume<'a>(&'a self, session: &'a mut Session, cancel: CancelToken) -> RunStream<'a> {
+        self.start(session, None, cancel)
+    }
+
+    /// Runs to the end and returns the outcome (the events are dropped).
+    ///
+    /// # Errors
+    /// The [`RunError`] that stopped the run.
+    pub async fn run_to_end(
+        &self,
+        session: &mut Session,
+        input: impl Into<String>,
+    ) -> Result<RunOutcome, RunError> {
+        let mut stream = self.run(session, input);
+        let mut last = None;
+        while let Some(event) = stream.next().await {
+            match event {
+                RunEvent::Finished { outcome } => last = Some(Ok(outcome)),
+                RunEvent::Failed { error } => last = Some(Err(error)),
+                _ => {}
+            }
+        }
+        last.unwrap_or_else(|| Err(RunError::cancelled()))
+    }
+
+    fn start<'a>(
+        &'a self,
+        session: &'a mut Session,
+        input: Option<String>,
+        cancel: CancelToken,
+    ) -> RunStream<'a> {
+        let (emitter, queue) = Emitter::queue();
+        let run = Run {
+            config: &self.inner,
+            model: Arc::clone(&self.inner.model),
+            emit: emitter,
+            cancel,
+            depth: 0,
+            usage: Usage::default(),
+            requests: Vec::new(),
+        };
+        RunStream::new(run.drive(session, input), queue)
+    }
+}
+
+/// One run of the loop (a forked sub-agent gets its own).
+struct Run<'c> {
+    config: &'c RunnerConfig,
+    model: Arc<dyn Model>,
+    emit: Emitter,
+    cancel: CancelToken,
+    depth: usize,
+    usage: Usage,
+    requests: Vec<RequestStats>,
+}
+
+/// Whether `next` starts with `previous`: same system blocks and tools, and
+/// `previous`'s messages at its start.
+fn extends(previous: &ModelRequest, next: &ModelRequest) -> bool {
+    previous.system == next.system
+        && previous.tools == next.tools
+        && next.messages.len() >= previous.messages.len()
+        && next.messages[..previous.messages.len()] == previous.messages[..]
+}
+
+impl<'c> Run<'c> {
+    /// The loop. Boxed: a forked skill runs a nested loop.
+    fn drive<'s>(
+        mut self,
+        session: &'s mut Session,
+        input: Option<String>,
+    ) -> BoxFuture<'s, Result<RunOutcome, RunError>>
+    where
+        'c: 's,
+    {
+        Box::pin(async move {
+            let span = tracing::debug_span!(
+                "skills.run",
+                agent = %session.agent().name(),
+                model = %self.model.name(),
+                depth = self.depth,
+            );
+            self.drive_inner(session, input).instrument(span).await
+        })
+    }
+
+    async fn drive_inner(
+        &mut self,
+        session: &mut Session,
+        input: Option<String>,
+    ) -> Result<RunOutcome, RunError> {
+        // A run cut off between an answer and its tool results left calls
+        // without a result; providers refuse such a conversation.
+        if session.close_unanswered_calls("the run stopped before this call ran") > 0 {
+            self.notice("closed tool calls an earlier run left unanswered");
+        }
+        if let Some(text) = input {
+            let pushed = self.cancellable(session.push_user(text)).await?;
+            pushed.map_err(|err| RunError::new(RunErrorKind::Provider, err.to_string()))?;
+            self.flush(session);
+        }
+        let mut previous: Option<ModelRequest> = None;
+        for step in 1..=self.config.max_steps {
+            if self.cancel.is_cancelled() {
+                return Err(RunError::cancelled());
+            }
+            session.retire_once_loads();
+            let request = session.build_request();
+            let extends_previous = previous.as_ref().map(|p| extends(p, &request));
+            self.emit.send(RunEvent::RequestSent {
+                step,
+                model: self.model.name().to_owned(),
+                messages: request.messages.len(),
+                tools: request.tools.len(),
+                extends_previous,
+            });
+            let response = self.cancellable(self.call_model(&request)).await??;
+            previous = Some(request);
+            self.usage.add(&response.usage);
+            self.requests.push(RequestStats {
+                step,
+                usage: response.usage,
+                extends_previous,
+            });
+            self.emit.send(RunEvent::Usage {
+                step,
+                usage: response.usage,
+                cache_hit_ratio: response.usage.cache_hit_ratio(),
+            });
+            let calls = response.message.tool_calls.clone();
+            let text = response.message.content.clone();
+            session.push_assistant(response.message);
+            self.flush(session);
+            if calls.is_empty() {
+                return Ok(RunOutcome {
+                    text,
+                    stop: response.stop,
+                    steps: step,
+                    usage: self.usage,
+                    requests: std::mem::take(&mut self.requests),
+                });
+            }
+            if let Err(err) = self.dispatch_all(session, &calls).await {
+                session.close_unanswered_calls("the run was cancelled before this call ran");
+                self.flush(session);
+                return Err(err);
+            }
+        }
+        Err(RunError::new(
+            RunErrorKind::StepLimit,
+            format!(
+                "the model made {} calls without finishing (the step limit); raise it with \
+                 `max_steps` or give it a smaller task",
+                self.config.max_steps
+            ),
+        ))
+    }
+
+    /// Runs `work` unless the run is cancelled first.
+    async fn cancellable<T>(&self, work: impl Future<Output = T>) -> Result<T, RunError> {
+        let work = std::pin::pin!(work);
+        let cancelled = std::pin::pin!(self.cancel.cancelled());
+        match futures_util::future::select(work, cancelled).await {
+            futures_util::future::Either::Left((value, _)) => Ok(value),
+            futures_util::future::Either::Right(_) => Err(RunError::cancelled()),
+        }
+    }
+
+    /// One model call, its events forwarded.
+    async fn call_model(&self, request: &ModelRequest) -> Result<ModelResponse, RunError> {
+        let name = self.model.name().to_owned();
+        let failed = |err| RunError::from_model(&name, err);
+        if !self.config.streaming {
+            let response = self.model.complete(request).await.map_err(failed)?;
+            for event in crate::model::completed_events(response.clone()) {
+                self.forward(event);
+            }
+            return Ok(response);
+        }
+        let mut stream = self.model.stream(request).await.map_err(failed)?;
+        let mut completed = None;
+        while let Some(event) = stream.next().await {
+            match event.map_err(failed)? {
+                ModelEvent::Completed(response) => completed = Some(response),
+                other => self.forward(other),
+            }
+        }
+        completed.ok_or_else(|| {
+            failed(ModelError::new(
+                crate::model::ModelErrorKind::InvalidResponse,
+                "the stream ended before the answer was complete",
+            ))
+        })
+    }
+
+    fn forward(&self, event: ModelEvent) {
+        match event {
+            ModelEvent::TextDelta(text) => self.emit.send(RunEvent::TextDelta { text }),
+            ModelEvent::ToolCall(call) => self.emit.send(RunEvent::ToolCall { call }),
+            ModelEvent::Retry(retry) => self.emit.send(RunEvent::Retry { retry }),
+            ModelEvent::Completed(_) => {}
+        }
+    }
+
+    fn notice(&self, message: impl Into<String>) {
+        self.emit.send(RunEvent::Notice {
+            message: message.into(),
+        });
+    }
+
+    /// Forwards the session's events; a loaded skill with `model:` switches
+    /// the model when a hub has it.
+    fn flush(&mut self, session: &mut Session) {
+        for event in session.take_events() {
+            if let Event::SkillLoaded { skill, .. } = &event {
+                self.switch_model(session, skill);
+            }
+            self.emit.send(RunEvent::Skill { event });
+        }
+    }
+
+    fn switch_model(&mut self, session: &Session, skill: &str) {
+        let Some(hub) = &self.config.models else {
+            return;
+        };
+        let Some(wanted) = session
+            .skill_metadata(skill)
+            .filter(|m| m.extensions.context.is_none())
+            .and_then(|m| m.extensions.model.clone())
+        else {
+            return;
+        };
+        match hub.model(&wanted) {
+            Some(model) => {
+                let from = self.model.name().to_owned();
+                self.model = model;
+                self.emit.send(RunEvent::ModelSwitched {
+                    skill: skill.to_owned(),
+                    from,
+                    to: self.model.name().to_owned(),
+                });
+            }
+            None => self.notice(format!(
+                "the skill `{skill}` asks for the model `{wanted}`, which the model hub does not \
+                 have; staying on `{}`",
+                self.model.name()
+            )),
+        }
+    }
+
+    /// Runs the calls of one answer and appends their results in call order.
+    async fn dispatch_all(
+        &mut self,
+        session: &mut Session,
+        calls: &[ToolCall],
+    ) -> Result<(), RunError> {
+        let mut batch: Vec<&ToolCall> = Vec::new();
+        for call in calls {
+            if self.cancel.is_cancelled() {
+                return Err(RunError::cancelled());
+            }
+            let skill_tool = session.is_skill_tool(&call.name);
+            if !skill_tool {
+                let verdict = self.cancellable(self.policy_check(session, call)).await?;
+                if let Err(refusal) = verdict {
+                    self.run_batch(session, &mut batch).await?;
+                    self.append(session, call, Err(refusal));
+                    continue;
+                }
+            }
+            if session.is_user_tool(&call.name) {
+                batch.push(call);
+                continue;
+            }
+            self.run_batch(session, &mut batch).await?;
+            if let Some(fork) = session.fork_request(call) {
+                let result = self.cancellable(self.fork(session, fork)).await?;
+                let result = result.map(|(answer, usage)| {
+                    // The sub-agent's tokens count toward the run.
+                    self.usage.add(&usage);
+                    answer
+                });
+                self.append(session, call, result);
+                continue;
+            }
+            match self.cancellable(session.handle_tool_call(call)).await? {
+                Dispatch::Handled(message) => {
+                    self.emit.send(RunEvent::ToolResult {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        is_error: message.is_error,
+                        content: message.content,
+                    });
+                }
+                // `is_user_tool` said no, so this does not happen; answer it
+                // as a user tool all the same.
+                _ => batch.push(call),
+            }
+            self.flush(session);
+        }
+        self.run_batch(session, &mut batch).await
+    }
+
+    /// Appends a tool result the loop produced.
+    fn append(
+        &mut self,
+        session: &mut Session,
+        call: &ToolCall,
+        result: Result<String, ToolError>,
+    ) {
+        let (content, is_error) = match result {
+            Ok(text) => (text, false),
+            Err(err) => (format!("Error: {err}"), true),
+        };
+        session.push_tool_result(&call.id, &call.name, content.clone(), is_error);
+        self.emit.send(RunEvent::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            is_error,
+            content,
+        });
+        self.flush(session);
+    }
+
+    /// Runs the pending user tool calls concurrently (their schemas checked
+    /// first) and appends the results in call order.
+    async fn run_batch(
+        &mut self,
+        session: &mut Session,
+        batch: &mut Vec<&ToolCall>,
+    ) -> Result<(), RunError> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let calls = std::mem::take(batch);
+        let tools = session.tools();
+        let mut missing = Vec::new();
+        let jobs = calls.iter().map(|call| {
+            let prepared = self.prepare(&tools, call);
+            if let Err(err) = &prepared
+                && err.kind() == ToolErrorKind::UnknownTool
+            {
+                missing.push(call.name.clone());
+            }
+            async move {
+                match prepared {
+                    Ok((handler, arguments)) => {
+                        let span = tracing::debug_span!(
+                            "skills.user_tool",
+                            tool = %clip(&call.name),
+                            call_id = %clip(&call.id)
+                        );
+                        handler.call(arguments).instrument(span).await
+                    }
+                    Err(err) => Err(err),
+                }
+            }
+        });
+        let jobs: Vec<_> = jobs.collect();
+        for tool in missing {
+            self.notice(format!(
+                "the model called `{tool}`, for which no handler is registered (register one \
+                 with `RunnerBuilder::handler`)"
+            ));
+        }
+        let results: Vec<Result<String, ToolError>> = self
+            .cancellable(
+                futures_util::stream::iter(jobs)
+                    .buffered(self.config.concurrency)
+                    .collect(),
+            )
+            .await?;
+        for (call, result) in calls.into_iter().zip(results) {
+            self.append(session, call, result);
+        }
+        Ok(())
+    }
+
+    /// The handler of a user tool call and its checked arguments.
+    fn prepare(
+        &self,
+        tools: &[ToolSpec],
+        call: &ToolCall,
+    ) -> Result<(Arc<dyn ToolHandler>, Value), ToolError> {
+        let handler = self.config.handlers.get(&call.name).ok_or_else(|| {
+            ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!(
+                    "the tool `{}` cannot run right now (the application has no handler for \
+                     it); do without it or tell the user",
+                    clip(&call.name)
+                ),
+            )
+        })?;
+        let arguments = match tools.iter().find(|t| t.name == call.name) {
+            Some(spec) => self.config.schemas.check(spec, &call.arguments)?,
+            None => call.arguments.clone(),
+        };
+        Ok((Arc::clone(handler), arguments))
+    }
+
+    /// Whether the policy lets `call` run.
+    async fn policy_check(&self, session: &Session, call: &ToolCall) -> Result<(), ToolError> {
+        match &self.config.policy {
+            ToolPolicy::Off => Ok(()),
+            ToolPolicy::Restrict => {
+                let (allowed, any) = session.allowed_tools();
+                if !any || allowed.contains(&call.name) {
+                    return Ok(());
+                }
+                let list: Vec<&str> = allowed.iter().map(String::as_str).collect();
+                Err(ToolError::new(
+                    ToolErrorKind::Denied,
+                    format!(
+                        "the tool `{}` is not allowed while the loaded skills restrict tools; \
+                         allowed: {}",
+                        clip(&call.name),
+                        list.join(", ")
+                    ),
+                ))
+            }
+            ToolPolicy::PreApprove(approver) => {
+                let (allowed, _) = session.allowed_tools();
+                if allowed.contains(&call.name) {
+                    return Ok(());
+                }
+                let loaded: Vec<String> = session.loaded().into_iter().collect();
+                if approver.approve(call, &loaded).await {
+                    Ok(())
+                } else {
+                    Err(ToolError::new(
+                        ToolErrorKind::Denied,
+                        format!(
+                            "the user did not approve running `{}`; ask them or do without it",
+                            clip(&call.name)
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Runs a forked skill in a sub-agent and returns its answer.
+    async fn fork(
+        &self,
+        session: &Session,
+        fork: ForkRequest,
+    ) -> Result<(String, Usage), ToolError> {
+        let failed = |message: String| ToolError::new(ToolErrorKind::Failed, message);
+        if self.depth + 1 >= MAX_FORK_DEPTH {
+            return Err(failed(format!(
+                "the skill `{}` runs in a sub-agent, and sub-agents nest at most {MAX_FORK_DEPTH} \
+                 deep; do the task here instead",
+                fork.skill
+            )));
+        }
+        let agent = match &fork.agent {
+            None => session.agent().clone(),
+            Some(name) => {
+                let hub = self.config.agents.as_ref().ok_or_else(|| {
+                    failed(format!(
+                        "the skill `{}` runs in the sub-agent `{name}`, but no agent hub is \
+                         configured; tell the user",
+                        fork.skill
+                    ))
+                })?;
+                hub.agent(name).ok_or_else(|| {
+                    failed(format!(
+                        "the skill `{}` runs in the sub-agent `{name}`, which the agent hub does \
+                         not have; tell the user",
+                        fork.skill
+                    ))
+                })?
+            }
+        };
+        let model = match &fork.model {
+            None => Arc::clone(&self.model),
+            Some(name) => {
+                let hub = self.config.models.as_ref().ok_or_else(|| {
+                    failed(format!(
+                        "the skill `{}` runs on the model `{name}`, but no model hub is \
+                         configured; tell the user",
+                        fork.skill
+                    ))
+                })?;
+                hub.model(name).ok_or_else(|| {
+                    failed(format!(
+                        "the skill `{}` runs on the model `{name}`, which the model hub does not \
+                         have; tell the user",
+                        fork.skill
+                    ))
+                })?
+            }
+        };
+        let skill = session
+            .agent()
+            .provider()
+            .get(&fork.skill)
+            .await
+            .map_err(|err| failed(format!("the skill could not be read: {}", err.message())))?;
+        let task = session.last_user_text().unwrap_or_default().to_owned();
+        let start = |err: skills_core::Error| {
+            failed(format!("the sub-agent could not start: {}", err.message()))
+        };
+        let mut sub = match fork.mode {
+            ContextMode::Fork => agent.start_session().await.map_err(start)?,
+            ContextMode::ForkWithContext => {
+                // The conversation up to the answer that asked for the fork
+                // (its calls have no results in the copy).
+                let transcript = session.transcript();
+                let end = transcript
+                    .iter()
+                    .rposition(|m| m.role == Role::Assistant)
+                    .unwrap_or(transcript.len());
+                let history: Vec<Message> = transcript[..end].to_vec();
+                let pinned = if agent.name() == session.agent().name() {
+                    session.pinned_catalog().clone()
+                } else {
+                    agent
+                        .start_session()
+                        .await
+                        .map_err(start)?
+                        .pinned_catalog()
+                        .clone()
+                };
+                agent.resume_session(pinned, history).await.map_err(start)?
+            }
+        };
+        let input = render::fork_input(&skill, agent.surface().read_tool(), &task);
+        let parent = self.emit.clone();
+        let skill_name = fork.skill.clone();
+        let child = Run {
+            config: self.config,
+            model,
+            emit: Emitter::new(move |event| {
+                parent.send(RunEvent::SubAgent {
+                    skill: skill_name.clone(),
+                    event: Box::new(event),
+                })
+            }),
+            cancel: self.cancel.clone(),
+            depth: self.depth + 1,
+            usage: Usage::default(),
+            requests: Vec::new(),
+        };
+        let outcome = child
+            .drive(&mut sub, Some(input))
+            .await
+            .map_err(|err| failed(format!("the sub-agent failed: {err}")))?;
+        Ok((
+            render::fork_result(&fork.skill, agent.name(), &outcome.text),
+            outcome.usage,
+        ))
+    }
+}
