@@ -8,14 +8,20 @@
 //! Each group has a baseline measured in the same run, so figures read as
 //! ratios: `build_request` against cloning the same transcript `Vec<Message>`
 //! (a request must copy the messages it carries), `handle_tool_call` against
-//! the provider's own `get` of the same skill.
+//! the provider's own `get` of the same skill, and one step of the agent
+//! loop (`Runner`, model call excluded: the model answers at once) against
+//! building the same request alone.
 
 use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use skills_agent::{Agent, Dispatch, Message, Session, ToolCall};
+use async_trait::async_trait;
+use skills_agent::{
+    Agent, Dispatch, Message, Model, ModelError, ModelRequest, ModelResponse, Runner, Session,
+    ToolCall, ToolSpec,
+};
 use skills_core::{InCodeProvider, InCodeSkill, define_skill};
 use skills_testkit::Lcg;
 
@@ -229,5 +235,98 @@ fn search(c: &mut Criterion) {
     assert_eq!(warm.search_cache().builds(), 1);
 }
 
-criterion_group!(benches, build_request, load_skill, search);
+/// A model that answers at once with a fixed text, so a run measures the
+/// loop alone.
+#[derive(Debug)]
+struct Instant(ModelResponse);
+
+#[async_trait]
+impl Model for Instant {
+    fn name(&self) -> &str {
+        "instant"
+    }
+    async fn complete(&self, _: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// One loop step on a 20-message transcript with 10 user tools (plus the two
+/// skill tools): push the user message, build the request, call the model,
+/// append its answer, emit the events. Against: building the request alone.
+fn loop_step(c: &mut Criterion) {
+    let mut builder = Agent::builder(
+        "bench",
+        Arc::new(InCodeProvider::new(skills()).expect("distinct names")),
+    )
+    .instructions("You are a helpful engineering assistant.");
+    for i in 0..10 {
+        builder = builder.tool(ToolSpec::new(
+            format!("tool_{i:02}"),
+            "Does one thing for the user.",
+            json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}),
+        ));
+    }
+    let agent = builder.build().expect("valid agent");
+    let mut rng = Lcg::new(7);
+    // 20 messages: five turns of user, tool call, tool result, answer.
+    let transcript = pollster::block_on(async {
+        let mut session = agent.start_session().await.expect("session");
+        for turn in 0..5 {
+            session.push_user(words(&mut rng, 200)).await.expect("user");
+            let call = ToolCall::new(
+                format!("call_{turn}"),
+                "load_skill",
+                json!({"name": format!("skill-{turn:02}")}),
+            );
+            session.push_assistant(Message::assistant_with_calls("", vec![call.clone()]));
+            let Dispatch::Handled(_) = session.handle_tool_call(&call).await else {
+                panic!("skill tools are handled by the session");
+            };
+            session.push_assistant(Message::assistant(words(&mut rng, 300)));
+        }
+        session.transcript().to_vec()
+    });
+    assert_eq!(transcript.len(), 20);
+    let pinned = pollster::block_on(agent.start_session())
+        .expect("session")
+        .pinned_catalog()
+        .clone();
+    let fresh = || {
+        pollster::block_on(agent.resume_session(pinned.clone(), transcript.clone()))
+            .expect("resume")
+    };
+    let runner = Runner::builder(Arc::new(Instant(ModelResponse::text(
+        "All done; tell me if you need more.",
+    ))))
+    .build();
+    let question = words(&mut rng, 200);
+    let mut group = c.benchmark_group("loop_step_20_messages_10_tools");
+    // Baseline in the same run: the request of that step, built alone.
+    group.bench_function("baseline_build_request", |b| {
+        b.iter_batched(
+            || {
+                let mut session = fresh();
+                pollster::block_on(session.push_user(question.clone())).expect("user");
+                session
+            },
+            |session| black_box(session.build_request()),
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("runner_step", |b| {
+        b.iter_batched(
+            fresh,
+            |mut session| {
+                let outcome = pollster::block_on(runner.run_to_end(&mut session, question.clone()))
+                    .expect("one step");
+                assert_eq!(outcome.steps, 1);
+                session
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
+}
+
+criterion_group!(benches, build_request, load_skill, search, loop_step);
 criterion_main!(benches);
