@@ -35,6 +35,8 @@
 //! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
 //! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub mod adapters;
 mod config;
 mod mention;
 mod message;
@@ -48,6 +50,12 @@ mod surface;
 mod tool;
 pub mod wire;
 
+#[cfg(feature = "anthropic")]
+pub use adapters::Anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub use adapters::HttpOptions;
+#[cfg(feature = "openai")]
+pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{
     Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecutionTools, Lifetime,
     Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
