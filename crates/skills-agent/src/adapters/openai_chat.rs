@@ -338,6 +338,9 @@ pub(crate) struct ChatDecoder {
     text: String,
     refused: bool,
     calls: BTreeMap<u64, PartialCall>,
+    /// The calls yielded so far, in the order they were (the answer's
+    /// order).
+    emitted: Vec<ToolCall>,
     finish: Option<String>,
     usage: Usage,
     done: bool,
@@ -348,13 +351,14 @@ impl ChatDecoder {
     fn flush_calls(&mut self, out: &mut Vec<ModelEvent>) {
         for call in self.calls.values_mut().filter(|c| !c.emitted) {
             call.emitted = true;
+            self.emitted.push(call.raw());
             out.push(ModelEvent::ToolCall(call.raw()));
         }
     }
 
     fn complete(&mut self, out: &mut Vec<ModelEvent>) {
         self.flush_calls(out);
-        let calls: Vec<ToolCall> = self.calls.values().map(PartialCall::raw).collect();
+        let calls = std::mem::take(&mut self.emitted);
         let has_calls = !calls.is_empty();
         let mut response = ModelResponse::new(
             Message::assistant_with_calls(std::mem::take(&mut self.text), calls),

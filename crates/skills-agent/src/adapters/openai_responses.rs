@@ -376,6 +376,9 @@ enum StreamEvent {
 pub(crate) struct ResponsesDecoder {
     text: String,
     calls: BTreeMap<u64, PartialCall>,
+    /// The calls yielded so far, in the order they were (the answer's
+    /// order).
+    emitted: Vec<ToolCall>,
     done: bool,
 }
 
@@ -463,6 +466,7 @@ impl StreamDecoder for ResponsesDecoder {
                     call.name = name;
                     call.arguments = arguments;
                     call.emitted = true;
+                    self.emitted.push(call.raw());
                     out.push(ModelEvent::ToolCall(call.raw()));
                 }
             }
@@ -478,9 +482,10 @@ impl StreamDecoder for ResponsesDecoder {
                 } else {
                     for call in self.calls.values_mut().filter(|c| !c.emitted) {
                         call.emitted = true;
+                        self.emitted.push(call.raw());
                         out.push(ModelEvent::ToolCall(call.raw()));
                     }
-                    output.calls = self.calls.values().map(PartialCall::raw).collect();
+                    output.calls = std::mem::take(&mut self.emitted);
                 }
                 if self.text.is_empty() {
                     if !output.text.is_empty() {
