@@ -1043,3 +1043,55 @@ async fn each_request_body_extends_the_previous_one() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Chunking.
+
+/// However the bytes of a stream are cut (one byte at a time, CRLF line
+/// ends), the decoders yield the same events.
+#[test]
+fn decoders_yield_the_same_events_whatever_the_chunking() {
+    use skills_agent::adapters::fuzzing::{Wire, decode_stream};
+
+    let mut body = String::new();
+    for (name, data) in [
+        anthropic_event(
+            json!({"type": "message_start", "message": {"id": "m", "content": [], "usage": {"input_tokens": 3, "cache_read_input_tokens": 5}}}),
+        ),
+        anthropic_event(
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        anthropic_event(
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "héllo ✓"}}),
+        ),
+        anthropic_event(json!({"type": "content_block_stop", "index": 0})),
+        anthropic_event(
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "t", "name": "load_skill", "input": {}}}),
+        ),
+        anthropic_event(
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"name\":\"pdf\"}"}}),
+        ),
+        anthropic_event(json!({"type": "content_block_stop", "index": 1})),
+        anthropic_event(
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 7}}),
+        ),
+        anthropic_event(json!({"type": "message_stop"})),
+    ] {
+        body.push_str(&format!(
+            "event: {}\ndata: {data}\n\n",
+            name.unwrap_or_default()
+        ));
+    }
+    let whole = decode_stream(Wire::Anthropic, vec![body.clone().into_bytes()]);
+    let response = completed(&whole);
+    assert_eq!(response.message.content, "héllo ✓");
+    assert_eq!(response.usage, Usage::new(8, 7, 5, 0));
+    let bytewise = decode_stream(Wire::Anthropic, body.bytes().map(|b| vec![b]).collect());
+    assert_eq!(bytewise, whole);
+    let crlf = body.replace('\n', "\r\n");
+    let crlf = decode_stream(
+        Wire::Anthropic,
+        crlf.as_bytes().chunks(5).map(<[u8]>::to_vec).collect(),
+    );
+    assert_eq!(crlf, whole);
+}
