@@ -423,15 +423,25 @@ pub(crate) struct ErrorDetail {
 }
 
 impl ErrorDetail {
-    /// `type: message` (or what there is of it).
+    /// `type: message` (or what there is of it; never empty).
     pub(crate) fn describe(&self) -> String {
-        let message = self.message.as_deref().unwrap_or("no message");
-        match self.kind.as_deref().filter(|k| !k.is_empty()) {
-            Some(kind) => format!("{kind}: {message}"),
-            None => match self.code.as_ref().and_then(|c| c.as_str()) {
-                Some(code) => format!("{code}: {message}"),
-                None => message.to_owned(),
-            },
+        let message = self
+            .message
+            .as_deref()
+            .map(str::trim)
+            .filter(|m| !m.is_empty())
+            .unwrap_or("the provider sent an error without a message");
+        let label = [
+            self.kind.as_deref(),
+            self.code.as_ref().and_then(|c| c.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|label| !label.is_empty());
+        match label {
+            Some(label) => format!("{label}: {message}"),
+            None => message.to_owned(),
         }
     }
 }
@@ -866,6 +876,10 @@ mod tests {
             "rate_limit_exceeded: Rate limit reached"
         );
         assert_eq!(provider_message(502, b"  "), "HTTP 502 with an empty body");
+        assert_eq!(
+            provider_message(500, br#"{"error":{"type":"","message":""}}"#),
+            "the provider sent an error without a message"
+        );
         assert_eq!(
             provider_message(502, b"<html>bad gateway"),
             "<html>bad gateway"
