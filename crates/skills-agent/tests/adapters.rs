@@ -1095,3 +1095,112 @@ fn decoders_yield_the_same_events_whatever_the_chunking() {
     );
     assert_eq!(crlf, whole);
 }
+
+// ---------------------------------------------------------------------------
+// Odds and ends.
+
+#[tokio::test]
+async fn anthropic_sends_the_engines_cache_breakpoints() {
+    let server = Server::start(vec![Reply::json(
+        200,
+        json!({"content": [], "stop_reason": "end_turn"}),
+    )])
+    .await;
+    let model = Anthropic::new(&server.base, "k", "m").with_http(fast());
+    let mut request = conversation(1);
+    request.cache_breakpoints = vec![
+        skills_agent::CacheBreakpoint::Tools,
+        skills_agent::CacheBreakpoint::System { block: 0 },
+        skills_agent::CacheBreakpoint::Message { index: 2 },
+    ];
+
+    model.complete(&request).await.expect("answer");
+
+    let body: Value = serde_json::from_str(&server.received()[0].body).expect("json");
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(body["tools"][1]["cache_control"], ephemeral);
+    assert_eq!(body["tools"][0].get("cache_control"), None);
+    assert_eq!(body["system"][0]["cache_control"], ephemeral);
+    assert_eq!(
+        body["messages"][2]["content"][0]["cache_control"],
+        ephemeral
+    );
+    assert_eq!(
+        server.received()[0].body.matches("cache_control").count(),
+        3
+    );
+}
+
+#[tokio::test]
+async fn no_retries_when_turned_off() {
+    let server = Server::start(vec![Reply::json(
+        503,
+        json!({"error": {"message": "busy", "type": "server_error"}}),
+    )])
+    .await;
+    let model = OpenAiResponses::new(format!("{}/v1", server.base), "k", "m")
+        .with_http(fast().max_retries(0));
+
+    let error = model.complete(&conversation(0)).await.expect_err("503");
+
+    assert_eq!(error.kind(), ModelErrorKind::Server);
+    assert_eq!(error.status(), Some(503));
+    assert_eq!(error.retries(), 0);
+    assert_eq!(error.to_string(), "server (HTTP 503): server_error: busy");
+    assert_eq!(server.received().len(), 1);
+}
+
+#[test]
+fn keys_never_show_in_debug_output() {
+    let models: Vec<Box<dyn Model>> = vec![
+        Box::new(OpenAiChat::new("http://127.0.0.1:1/v1", "sk-secret-1", "m")),
+        Box::new(OpenAiResponses::new(
+            "http://127.0.0.1:1/v1",
+            "sk-secret-2",
+            "m",
+        )),
+        Box::new(Anthropic::new("http://127.0.0.1:1", "sk-secret-3", "m")),
+    ];
+    for model in &models {
+        let debug = format!("{model:?}");
+        assert!(!debug.contains("sk-secret"), "{debug}");
+        assert!(debug.contains("127.0.0.1:1"), "{debug}");
+    }
+}
+
+/// Parallel calls that finish out of order are reported in the order they
+/// finished, and the completed answer lists them the same way.
+#[test]
+fn responses_calls_finishing_out_of_order_keep_one_order() {
+    use skills_agent::adapters::fuzzing::{Wire, decode_stream};
+
+    let call = |index: u64, id: &str| json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": "t", "arguments": format!("{{\"i\":{index}}}")});
+    let events = [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": call(0, "a")}),
+        json!({"type": "response.output_item.added", "output_index": 1, "item": call(1, "b")}),
+        json!({"type": "response.output_item.done", "output_index": 1, "item": call(1, "b")}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": call(0, "a")}),
+        json!({"type": "response.completed", "response": {"status": "completed", "output": [call(0, "a"), call(1, "b")]}}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| {
+            format!(
+                "event: {}\ndata: {e}\n\n",
+                e["type"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+
+    let got = decode_stream(Wire::OpenAiResponses, vec![body.into_bytes()]);
+
+    let ids: Vec<String> = calls_of(&got).into_iter().map(|c| c.id).collect();
+    assert_eq!(ids, ["b", "a"]);
+    let answer: Vec<String> = completed(&got)
+        .message
+        .tool_calls
+        .into_iter()
+        .map(|c| c.id)
+        .collect();
+    assert_eq!(answer, ids);
+}
