@@ -408,7 +408,16 @@ pub(crate) fn status_kind(status: u16) -> ModelErrorKind {
 
 #[derive(Deserialize)]
 struct ErrorBody {
-    error: ErrorDetail,
+    error: ErrorField,
+}
+
+/// OpenAI and Anthropic send an object; some compatible servers (Ollama)
+/// send `{"error": "message"}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum ErrorField {
+    Detail(ErrorDetail),
+    Text(String),
 }
 
 /// The `error` object both OpenAI and Anthropic send.
@@ -449,8 +458,14 @@ impl ErrorDetail {
 /// The provider's own message from an error body (`{"error": {"type",
 /// "message"}}`), else the start of the body, else the status.
 pub(crate) fn provider_message(status: u16, body: &[u8]) -> String {
-    if let Ok(parsed) = serde_json::from_slice::<ErrorBody>(body) {
-        return parsed.error.describe();
+    match serde_json::from_slice::<ErrorBody>(body) {
+        Ok(ErrorBody {
+            error: ErrorField::Detail(detail),
+        }) => return detail.describe(),
+        Ok(ErrorBody {
+            error: ErrorField::Text(text),
+        }) if !text.trim().is_empty() => return text.trim().to_owned(),
+        _ => {}
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
@@ -876,6 +891,10 @@ mod tests {
             "rate_limit_exceeded: Rate limit reached"
         );
         assert_eq!(provider_message(502, b"  "), "HTTP 502 with an empty body");
+        assert_eq!(
+            provider_message(404, br#"{"error":"model \"qwen9\" not found"}"#),
+            r#"model "qwen9" not found"#
+        );
         assert_eq!(
             provider_message(500, br#"{"error":{"type":"","message":""}}"#),
             "the provider sent an error without a message"
