@@ -30,11 +30,14 @@
 //! # }).unwrap();
 //! ```
 //!
-//! Boundaries: no I/O and no HTTP here (model adapters come later behind a
-//! feature); the crate builds for `wasm32-unknown-unknown`. It depends on
+//! Boundaries: no I/O and no HTTP here, except the model adapters behind the
+//! `openai` and `anthropic` features (module `adapters`, see `docs/models.md`);
+//! without them the crate builds for `wasm32-unknown-unknown`. It depends on
 //! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
 //! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub mod adapters;
 mod config;
 mod mention;
 mod message;
@@ -49,6 +52,12 @@ mod surface;
 mod tool;
 pub mod wire;
 
+#[cfg(feature = "anthropic")]
+pub use adapters::Anthropic;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub use adapters::HttpOptions;
+#[cfg(feature = "openai")]
+pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{
     Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecutionTools, Lifetime,
     Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
@@ -78,3 +87,7 @@ pub use tool::{ToolError, ToolErrorKind, ToolSpec};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/agent.md")]
 struct AgentGuide;
+
+#[cfg(all(doctest, feature = "openai", feature = "anthropic"))]
+#[doc = include_str!("../../../docs/models.md")]
+struct ModelsGuide;

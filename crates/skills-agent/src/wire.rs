@@ -1,10 +1,14 @@
 //! Provider wire shapes for a [`ModelRequest`].
 //!
-//! These encoders produce the JSON body a provider's HTTP API takes. They are
-//! pure (no HTTP here; adapters that send them come later behind a feature)
-//! and byte-deterministic: field order is fixed by the structs below, and the
-//! order follows the provider's cache order (tools, then system, then
-//! messages), so a byte prefix of the body is a cache prefix.
+//! These encoders produce the JSON body a provider's HTTP API takes: OpenAI
+//! Chat Completions ([`openai_chat`]), the OpenAI Responses API
+//! ([`openai_responses`]) and Anthropic Messages ([`anthropic_messages`]).
+//! They are pure (no I/O; the HTTP adapters behind the `openai` and
+//! `anthropic` features send exactly these bytes) and byte-deterministic:
+//! field order is fixed by the structs below, and the order follows the
+//! provider's cache order (options, tools, then system, then messages), so a
+//! byte prefix of the body is a cache prefix. Options (streaming, output
+//! limits) come before everything that grows, so they never break it.
 
 use std::borrow::Cow;
 
@@ -17,6 +21,14 @@ use crate::request::{CacheBreakpoint, ModelRequest};
 #[derive(Serialize)]
 struct OpenAiRequest<'a> {
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_completion_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<OpenAiTool<'a>>,
     messages: Vec<OpenAiMessage<'a>>,
@@ -57,7 +69,51 @@ struct OpenAiToolCall<'a> {
 #[derive(Serialize)]
 struct OpenAiCallFunction<'a> {
     name: &'a str,
-    arguments: String,
+    arguments: Cow<'a, str>,
+}
+
+#[derive(Serialize)]
+struct StreamOptions {
+    include_usage: bool,
+}
+
+/// Options of an OpenAI Chat Completions body. They are written after
+/// `model` and before `tools` and `messages`, so a session that keeps its
+/// options keeps its byte-stable prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ChatOptions {
+    /// `max_tokens`: the legacy output limit many compatible servers still
+    /// want (OpenAI's own reasoning models refuse it).
+    pub max_tokens: Option<u32>,
+    /// `max_completion_tokens`: OpenAI's current output limit.
+    pub max_completion_tokens: Option<u32>,
+    /// `stream: true` with `stream_options: {"include_usage": true}`, so the
+    /// last chunk of the stream carries the usage.
+    pub stream: bool,
+}
+
+impl ChatOptions {
+    /// Sets `max_tokens`.
+    #[must_use]
+    pub fn max_tokens(mut self, max_tokens: Option<u32>) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Sets `max_completion_tokens`.
+    #[must_use]
+    pub fn max_completion_tokens(mut self, max_completion_tokens: Option<u32>) -> Self {
+        self.max_completion_tokens = max_completion_tokens;
+        self
+    }
+
+    /// Asks for a streamed answer (with usage in the last chunk).
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
 }
 
 /// Encodes `request` as an OpenAI Chat Completions body.
@@ -66,6 +122,12 @@ struct OpenAiCallFunction<'a> {
 /// the transcript stay `system` messages. OpenAI caches prefixes on its own,
 /// so cache breakpoints are not encoded.
 pub fn openai_chat(request: &ModelRequest, model: &str) -> String {
+    openai_chat_with(request, model, &ChatOptions::default())
+}
+
+/// [`openai_chat`] with options (streaming, output limits). With the default
+/// options the body is byte for byte the one [`openai_chat`] writes.
+pub fn openai_chat_with(request: &ModelRequest, model: &str, options: &ChatOptions) -> String {
     let tools = request
         .tools
         .iter()
@@ -105,12 +167,7 @@ pub fn openai_chat(request: &ModelRequest, model: &str) -> String {
                     kind: "function",
                     function: OpenAiCallFunction {
                         name: &call.name,
-                        // OpenAI carries arguments as a JSON string; one the
-                        // adapter kept as that string goes back unchanged.
-                        arguments: match &call.arguments {
-                            Value::String(raw) => raw.clone(),
-                            other => other.to_string(),
-                        },
+                        arguments: openai_arguments(&call.arguments),
                     },
                 })
                 .collect(),
@@ -119,15 +176,32 @@ pub fn openai_chat(request: &ModelRequest, model: &str) -> String {
     }));
     to_json(&OpenAiRequest {
         model,
+        max_tokens: options.max_tokens,
+        max_completion_tokens: options.max_completion_tokens,
+        stream: options.stream,
+        stream_options: options.stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
         tools,
         messages,
     })
+}
+
+/// OpenAI carries arguments as a JSON string; one an adapter kept as that
+/// string goes back unchanged.
+fn openai_arguments(arguments: &Value) -> Cow<'_, str> {
+    match arguments {
+        Value::String(raw) => Cow::Borrowed(raw),
+        other => Cow::Owned(other.to_string()),
+    }
 }
 
 #[derive(Serialize)]
 struct AnthropicRequest<'a> {
     model: &'a str,
     max_tokens: u32,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<AnthropicTool<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -197,6 +271,44 @@ impl AnthropicBlock<'_> {
 /// [`anthropic_messages_with_max_tokens`] for another limit).
 pub const ANTHROPIC_MAX_TOKENS: u32 = 4096;
 
+/// Options of an Anthropic Messages body. They are written after `model` and
+/// before `tools`, `system` and `messages`, so a session that keeps its
+/// options keeps its byte-stable prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AnthropicOptions {
+    /// `max_tokens`, the most tokens the model may generate (required by the
+    /// API; [`ANTHROPIC_MAX_TOKENS`] by default).
+    pub max_tokens: u32,
+    /// `stream: true`: the answer comes as server-sent events.
+    pub stream: bool,
+}
+
+impl Default for AnthropicOptions {
+    fn default() -> Self {
+        Self {
+            max_tokens: ANTHROPIC_MAX_TOKENS,
+            stream: false,
+        }
+    }
+}
+
+impl AnthropicOptions {
+    /// Sets `max_tokens`.
+    #[must_use]
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
+    /// Asks for a streamed answer.
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+}
+
 /// [`anthropic_messages`] with `max_tokens` (the most tokens the model may
 /// generate) set by the caller: models differ, and long answers need more
 /// than [`ANTHROPIC_MAX_TOKENS`].
@@ -205,7 +317,11 @@ pub fn anthropic_messages_with_max_tokens(
     model: &str,
     max_tokens: u32,
 ) -> String {
-    encode_anthropic(request, model, max_tokens)
+    anthropic_messages_with(
+        request,
+        model,
+        &AnthropicOptions::default().max_tokens(max_tokens),
+    )
 }
 
 /// Encodes `request` as an Anthropic Messages body, with `cache_control`
@@ -215,10 +331,21 @@ pub fn anthropic_messages_with_max_tokens(
 /// role are merged (the API wants alternating roles), and harness notices
 /// (`System` messages inside the transcript) are sent as user text.
 pub fn anthropic_messages(request: &ModelRequest, model: &str) -> String {
-    encode_anthropic(request, model, ANTHROPIC_MAX_TOKENS)
+    anthropic_messages_with(request, model, &AnthropicOptions::default())
 }
 
-fn encode_anthropic(request: &ModelRequest, model: &str, max_tokens: u32) -> String {
+/// [`anthropic_messages`] with options (`max_tokens`, streaming). With the
+/// default options the body is byte for byte the one [`anthropic_messages`]
+/// writes.
+pub fn anthropic_messages_with(
+    request: &ModelRequest,
+    model: &str,
+    options: &AnthropicOptions,
+) -> String {
+    encode_anthropic(request, model, options)
+}
+
+fn encode_anthropic(request: &ModelRequest, model: &str, options: &AnthropicOptions) -> String {
     let breaks = &request.cache_breakpoints;
     let tool_count = request.tools.len();
     let tools = request
@@ -266,7 +393,8 @@ fn encode_anthropic(request: &ModelRequest, model: &str, max_tokens: u32) -> Str
     }
     to_json(&AnthropicRequest {
         model,
-        max_tokens,
+        max_tokens: options.max_tokens,
+        stream: options.stream,
         tools,
         system,
         messages,
@@ -305,6 +433,149 @@ fn anthropic_blocks(message: &Message) -> (&'static str, Vec<AnthropicBlock<'_>>
             }],
         ),
     }
+}
+
+#[derive(Serialize)]
+struct ResponsesRequest<'a> {
+    model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    store: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<ResponsesTool<'a>>,
+    input: Vec<ResponsesItem<'a>>,
+}
+
+#[derive(Serialize)]
+struct ResponsesTool<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    name: &'a str,
+    description: &'a str,
+    parameters: &'a Value,
+    strict: bool,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum ResponsesItem<'a> {
+    Message {
+        role: &'static str,
+        content: &'a str,
+    },
+    FunctionCall {
+        call_id: &'a str,
+        name: &'a str,
+        arguments: Cow<'a, str>,
+    },
+    FunctionCallOutput {
+        call_id: &'a str,
+        output: &'a str,
+    },
+}
+
+/// Options of an OpenAI Responses body. They are written after `model` and
+/// before `tools` and `input`, so a session that keeps its options keeps its
+/// byte-stable prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ResponsesOptions {
+    /// `max_output_tokens`, the most tokens the model may generate.
+    pub max_output_tokens: Option<u32>,
+    /// `stream: true`: the answer comes as server-sent events.
+    pub stream: bool,
+}
+
+impl ResponsesOptions {
+    /// Sets `max_output_tokens`.
+    #[must_use]
+    pub fn max_output_tokens(mut self, max_output_tokens: Option<u32>) -> Self {
+        self.max_output_tokens = max_output_tokens;
+        self
+    }
+
+    /// Asks for a streamed answer.
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+}
+
+/// Encodes `request` as an OpenAI Responses API body (`POST /responses`).
+///
+/// The whole conversation travels in `input` (the engine owns the history,
+/// so `store` is `false` and no `previous_response_id` is used): system
+/// blocks become leading `system` messages, harness notices stay `system`
+/// messages, an assistant's tool calls become `function_call` items after
+/// its text and tool results `function_call_output` items. Tools are
+/// `function` tools with `strict: false` (the engine's schemas are not
+/// written for strict mode). OpenAI caches prefixes on its own, so cache
+/// breakpoints are not encoded.
+pub fn openai_responses(request: &ModelRequest, model: &str, options: &ResponsesOptions) -> String {
+    let tools = request
+        .tools
+        .iter()
+        .map(|tool| ResponsesTool {
+            kind: "function",
+            name: &tool.name,
+            description: &tool.description,
+            parameters: &tool.parameters,
+            strict: false,
+        })
+        .collect();
+    let mut input: Vec<ResponsesItem<'_>> = request
+        .system
+        .iter()
+        .map(|block| ResponsesItem::Message {
+            role: "system",
+            content: &block.text,
+        })
+        .collect();
+    for message in &request.messages {
+        match message.role {
+            Role::Tool => input.push(ResponsesItem::FunctionCallOutput {
+                call_id: message.tool_call_id.as_deref().unwrap_or_default(),
+                output: &message.content,
+            }),
+            Role::Assistant => {
+                if !message.content.is_empty() || message.tool_calls.is_empty() {
+                    input.push(ResponsesItem::Message {
+                        role: "assistant",
+                        content: &message.content,
+                    });
+                }
+                input.extend(
+                    message
+                        .tool_calls
+                        .iter()
+                        .map(|call| ResponsesItem::FunctionCall {
+                            call_id: &call.id,
+                            name: &call.name,
+                            arguments: openai_arguments(&call.arguments),
+                        }),
+                );
+            }
+            Role::System | Role::User => input.push(ResponsesItem::Message {
+                role: if message.role == Role::System {
+                    "system"
+                } else {
+                    "user"
+                },
+                content: &message.content,
+            }),
+        }
+    }
+    to_json(&ResponsesRequest {
+        model,
+        max_output_tokens: options.max_output_tokens,
+        store: false,
+        stream: options.stream,
+        tools,
+        input,
+    })
 }
 
 /// Anthropic wants `tool_use.input` to be an object: arguments kept as a JSON
@@ -397,6 +668,119 @@ mod tests {
                 &serde_json::json!({})
             ]
         );
+    }
+
+    fn conversation() -> ModelRequest {
+        let mut req = request(vec![
+            Message::system("notice"),
+            Message::user("hi"),
+            Message::assistant_with_calls(
+                "looking",
+                vec![
+                    ToolCall::new("c1", "t", Value::String(r#"{"a":1}"#.into())),
+                    ToolCall::new("c2", "t", serde_json::json!({"b": 2})),
+                ],
+            ),
+            Message::tool_result("c1", "t", "one"),
+            Message::tool_error("c2", "t", "two"),
+            Message::assistant("done"),
+        ]);
+        req.system.push(crate::request::SystemBlock {
+            text: "be brief".into(),
+            stable: true,
+        });
+        req.tools.push(crate::tool::ToolSpec::new(
+            "t",
+            "a tool",
+            serde_json::json!({"type": "object"}),
+        ));
+        req
+    }
+
+    #[test]
+    fn default_options_write_the_plain_bodies() {
+        let req = conversation();
+        assert_eq!(
+            openai_chat(&req, "m"),
+            openai_chat_with(&req, "m", &ChatOptions::default())
+        );
+        assert_eq!(
+            anthropic_messages(&req, "m"),
+            anthropic_messages_with(&req, "m", &AnthropicOptions::default())
+        );
+    }
+
+    #[test]
+    fn options_come_before_everything_that_grows() {
+        let req = conversation();
+        let chat = openai_chat_with(
+            &req,
+            "m",
+            &ChatOptions::default()
+                .stream(true)
+                .max_tokens(Some(10))
+                .max_completion_tokens(Some(20)),
+        );
+        assert!(
+            chat.starts_with(
+                r#"{"model":"m","max_tokens":10,"max_completion_tokens":20,"stream":true,"stream_options":{"include_usage":true},"tools":["#
+            ),
+            "{chat}"
+        );
+        let anthropic = anthropic_messages_with(
+            &req,
+            "m",
+            &AnthropicOptions::default().max_tokens(99).stream(true),
+        );
+        assert!(
+            anthropic.starts_with(r#"{"model":"m","max_tokens":99,"stream":true,"tools":["#),
+            "{anthropic}"
+        );
+        let responses = openai_responses(
+            &req,
+            "m",
+            &ResponsesOptions::default()
+                .stream(true)
+                .max_output_tokens(Some(5)),
+        );
+        assert!(
+            responses.starts_with(
+                r#"{"model":"m","max_output_tokens":5,"store":false,"stream":true,"tools":["#
+            ),
+            "{responses}"
+        );
+    }
+
+    #[test]
+    fn responses_items_follow_the_transcript() {
+        let body = openai_responses(&conversation(), "m", &ResponsesOptions::default());
+        assert_eq!(
+            body,
+            concat!(
+                r#"{"model":"m","store":false,"#,
+                r#""tools":[{"type":"function","name":"t","description":"a tool","parameters":{"type":"object"},"strict":false}],"#,
+                r#""input":[{"type":"message","role":"system","content":"be brief"},"#,
+                r#"{"type":"message","role":"system","content":"notice"},"#,
+                r#"{"type":"message","role":"user","content":"hi"},"#,
+                r#"{"type":"message","role":"assistant","content":"looking"},"#,
+                r#"{"type":"function_call","call_id":"c1","name":"t","arguments":"{\"a\":1}"},"#,
+                r#"{"type":"function_call","call_id":"c2","name":"t","arguments":"{\"b\":2}"},"#,
+                r#"{"type":"function_call_output","call_id":"c1","output":"one"},"#,
+                r#"{"type":"function_call_output","call_id":"c2","output":"two"},"#,
+                r#"{"type":"message","role":"assistant","content":"done"}]}"#
+            )
+        );
+    }
+
+    #[test]
+    fn responses_body_extends_the_previous_one() {
+        let mut req = conversation();
+        let options = ResponsesOptions::default().stream(true);
+        let first = openai_responses(&req, "m", &options);
+        req.messages.push(Message::user("more"));
+        let second = openai_responses(&req, "m", &options);
+        let head = first.strip_suffix("]}").expect("ends with the input array");
+        assert!(second.starts_with(head), "{first}\n{second}");
     }
 
     #[test]
