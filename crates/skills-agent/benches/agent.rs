@@ -15,9 +15,9 @@
 use std::hint::black_box;
 use std::sync::Arc;
 
+use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use async_trait::async_trait;
 use skills_agent::{
     Agent, Dispatch, Message, Model, ModelError, ModelRequest, ModelResponse, Runner, Session,
     ToolCall, ToolSpec,

@@ -31,13 +31,13 @@
 //! ```
 //!
 //! Boundaries: no I/O and no HTTP here, except the model adapters behind the
-//! `openai` and `anthropic` features (module `adapters`, see `docs/models.md`);
+//! `openai` and `anthropic` features (see `docs/models.md`);
 //! without them the crate builds for `wasm32-unknown-unknown`. It depends on
 //! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
 //! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
 #[cfg(any(feature = "openai", feature = "anthropic"))]
-pub mod adapters;
+mod adapters;
 mod config;
 mod mention;
 mod message;
@@ -52,10 +52,15 @@ mod surface;
 mod tool;
 pub mod wire;
 
-#[cfg(feature = "anthropic")]
-pub use adapters::Anthropic;
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use adapters::HttpOptions;
+/// The adapters' parsers without HTTP, for the fuzz targets and tests; not
+/// part of the supported API.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[doc(hidden)]
+pub use adapters::fuzzing as adapter_fuzzing;
+#[cfg(feature = "anthropic")]
+pub use adapters::{ANTHROPIC_VERSION, Anthropic};
 #[cfg(feature = "openai")]
 pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{

@@ -1051,7 +1051,7 @@ async fn each_request_body_extends_the_previous_one() {
 /// ends), the decoders yield the same events.
 #[test]
 fn decoders_yield_the_same_events_whatever_the_chunking() {
-    use skills_agent::adapters::fuzzing::{Wire, decode_stream};
+    use skills_agent::adapter_fuzzing::{Wire, decode_stream};
 
     let mut body = String::new();
     for (name, data) in [
@@ -1172,7 +1172,7 @@ fn keys_never_show_in_debug_output() {
 /// finished, and the completed answer lists them the same way.
 #[test]
 fn responses_calls_finishing_out_of_order_keep_one_order() {
-    use skills_agent::adapters::fuzzing::{Wire, decode_stream};
+    use skills_agent::adapter_fuzzing::{Wire, decode_stream};
 
     let call = |index: u64, id: &str| json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": "t", "arguments": format!("{{\"i\":{index}}}")});
     let events = [

@@ -75,7 +75,14 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Collect {
 fn capture(run: impl FnOnce()) -> Vec<Closed> {
     let collect = Collect::default();
     let subscriber = tracing_subscriber::registry().with(collect.clone());
-    tracing::subscriber::with_default(subscriber, run);
+    tracing::subscriber::with_default(subscriber, || {
+        // Another test thread may have registered a callsite while this
+        // subscriber was being registered, and cached "never" for it before
+        // seeing the subscriber (a known race in tracing-core's interest
+        // cache): recompute every callsite's interest now that it is in.
+        tracing::callsite::rebuild_interest_cache();
+        run()
+    });
     let spans = collect.0.lock().expect("not poisoned");
     spans.clone()
 }

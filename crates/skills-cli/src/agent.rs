@@ -1,0 +1,297 @@
+//! `skills agent`: one command to try skills with a real model.
+//!
+//! It builds an agent over the skills found (the same sources as every other
+//! command), runs the loop of `skills-agent` against an HTTP adapter chosen
+//! by `--model PROVIDER:MODEL`, streams the answer to standard output and
+//! reports tool calls and skill loads on standard error (or every event as a
+//! JSON line with `--json`).
+
+use std::io::{self, Read as _, Write};
+use std::sync::Arc;
+
+use futures_util::StreamExt as _;
+use skills_agent::{
+    Agent, Anthropic, CancelToken, Event, Model, ModelError, ModelErrorKind, OpenAiChat,
+    OpenAiResponses, RunEvent, Runner, Surface,
+};
+use skills_core::SkillProvider;
+
+use crate::Failure;
+use crate::text;
+
+/// The providers `--model` accepts, with the variables their adapter reads.
+const PROVIDERS: &[(&str, &str)] = &[
+    ("openai", "OPENAI_API_KEY (and OPENAI_BASE_URL for another server)"),
+    (
+        "openai-responses",
+        "OPENAI_API_KEY (and OPENAI_BASE_URL for another server)",
+    ),
+    (
+        "anthropic",
+        "ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for another server)",
+    ),
+];
+
+/// What `skills agent` was asked to do.
+#[derive(Debug)]
+pub(crate) struct AgentArgs {
+    /// `PROVIDER:MODEL`.
+    pub(crate) model: String,
+    /// The prompt, or `-` for standard input.
+    pub(crate) prompt: String,
+    /// Every event as a JSON line on standard output.
+    pub(crate) json: bool,
+    /// The most model calls.
+    pub(crate) max_steps: usize,
+    /// The most tokens per answer (Anthropic needs a value; OpenAI only when
+    /// given).
+    pub(crate) max_tokens: Option<u32>,
+    /// The trpc-agent tool names instead of the default ones.
+    pub(crate) trpc: bool,
+    /// `-v` given.
+    pub(crate) verbose: bool,
+}
+
+/// Builds the model `PROVIDER:MODEL` names, from the environment.
+fn model(spec: &str, max_tokens: Option<u32>) -> Result<Arc<dyn Model>, Failure> {
+    let known = || {
+        PROVIDERS
+            .iter()
+            .map(|(name, _)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let Some((provider, name)) = spec.split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
+    else {
+        return Err(Failure::usage(format!(
+            "--model takes PROVIDER:MODEL (for example `openai:gpt-4.1` or \
+             `anthropic:claude-sonnet-4-5`); PROVIDER is one of {}",
+            known()
+        )));
+    };
+    let configured = |result: Result<Arc<dyn Model>, ModelError>| {
+        result.map_err(|err| {
+            let needs = PROVIDERS
+                .iter()
+                .find(|(p, _)| *p == provider)
+                .map_or("", |(_, vars)| *vars);
+            Failure::usage(if err.kind() == ModelErrorKind::Config {
+                format!("{}; `skills agent --model {provider}:…` reads {needs}", err.message())
+            } else {
+                err.to_string()
+            })
+        })
+    };
+    match provider {
+        "openai" => configured(OpenAiChat::from_env(name).map(|m| {
+            let m = match max_tokens {
+                Some(n) => m.with_max_completion_tokens(n),
+                None => m,
+            };
+            Arc::new(m) as Arc<dyn Model>
+        })),
+        "openai-responses" => configured(OpenAiResponses::from_env(name).map(|m| {
+            let m = match max_tokens {
+                Some(n) => m.with_max_output_tokens(n),
+                None => m,
+            };
+            Arc::new(m) as Arc<dyn Model>
+        })),
+        "anthropic" => configured(Anthropic::from_env(name).map(|m| {
+            let m = match max_tokens {
+                Some(n) => m.with_max_tokens(n),
+                None => m,
+            };
+            Arc::new(m) as Arc<dyn Model>
+        })),
+        other => Err(Failure::usage(format!(
+            "unknown model provider `{}`; use one of {}",
+            text::line(other),
+            known()
+        ))),
+    }
+}
+
+/// The prompt text (`-` reads standard input).
+fn prompt(arg: &str) -> Result<String, Failure> {
+    let text = if arg == "-" {
+        let mut text = String::new();
+        io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|err| Failure::usage(format!("cannot read the prompt from stdin: {err}")))?;
+        text
+    } else {
+        arg.to_owned()
+    };
+    if text.trim().is_empty() {
+        return Err(Failure::usage("the prompt is empty"));
+    }
+    Ok(text)
+}
+
+/// Runs `skills agent`; returns the exit code.
+pub(crate) fn run<W: Write>(
+    args: AgentArgs,
+    provider: Arc<dyn SkillProvider>,
+    out: &mut W,
+) -> Result<u8, Failure> {
+    // Everything that can be refused is refused before the runtime starts.
+    let model = model(&args.model, args.max_tokens)?;
+    let prompt = prompt(&args.prompt)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
+    runtime.block_on(drive(args, provider, model, prompt, out))
+}
+
+async fn drive<W: Write>(
+    args: AgentArgs,
+    provider: Arc<dyn SkillProvider>,
+    model: Arc<dyn Model>,
+    prompt: String,
+    out: &mut W,
+) -> Result<u8, Failure> {
+    let surface = if args.trpc {
+        Surface::Trpc
+    } else {
+        Surface::Default
+    };
+    let agent = Agent::builder("skills", provider)
+        .instructions(
+            "You are a helpful assistant. When a skill in the list fits the task, load it and \
+             follow it.",
+        )
+        .surface(surface)
+        .build()
+        .map_err(|err| Failure::usage(err.to_string()))?;
+    let mut session = agent.start_session().await?;
+    let runner = Runner::builder(model).max_steps(args.max_steps).build();
+    let cancel = CancelToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_interrupt.cancel();
+        }
+    });
+    let mut events = runner.run_with_cancel(&mut session, prompt, cancel);
+    let mut err = io::stderr().lock();
+    let mut code = 1;
+    let mut ended_line = true;
+    while let Some(event) = events.next().await {
+        if args.json {
+            serde_json::to_writer(&mut *out, &event).map_err(crate::json_failure)?;
+            writeln!(out)?;
+            out.flush()?;
+        }
+        match event {
+            RunEvent::TextDelta { text } => {
+                if !args.json {
+                    write!(out, "{text}")?;
+                    out.flush()?;
+                    ended_line = text.ends_with('\n');
+                }
+            }
+            RunEvent::ToolCall { call } if !args.json => {
+                let args_text = call.arguments.to_string();
+                writeln!(
+                    err,
+                    "[tool] {} {}",
+                    text::line(&call.name),
+                    text::line(&clip(&args_text, 200))
+                )?;
+            }
+            RunEvent::ToolResult {
+                tool,
+                is_error,
+                content,
+                ..
+            } if !args.json && (args.verbose || is_error) => {
+                let first = content.lines().next().unwrap_or_default();
+                writeln!(
+                    err,
+                    "[{}] {}: {}",
+                    if is_error { "tool error" } else { "tool result" },
+                    text::line(&tool),
+                    text::line(&clip(first, 200))
+                )?;
+            }
+            RunEvent::Skill { event } if !args.json => match event {
+                Event::SkillLoaded { skill, .. } => {
+                    writeln!(err, "[skill] loaded {}", text::line(&skill))?
+                }
+                Event::SkillReleased { skill, .. } if args.verbose => {
+                    writeln!(err, "[skill] released {}", text::line(&skill))?
+                }
+                _ => {}
+            },
+            RunEvent::Retry { retry } if !args.json => writeln!(
+                err,
+                "[retry {}] in {:.1} s: {}",
+                retry.attempt,
+                retry.wait.as_secs_f64(),
+                text::line(&retry.reason)
+            )?,
+            RunEvent::Usage {
+                step,
+                usage,
+                cache_hit_ratio,
+            } if !args.json && args.verbose => writeln!(
+                err,
+                "[usage] step {step}: {} in ({:.0} % cached), {} out",
+                usage.input_tokens,
+                100.0 * cache_hit_ratio,
+                usage.output_tokens
+            )?,
+            RunEvent::Notice { message } if !args.json => {
+                writeln!(err, "[notice] {}", text::line(&message))?
+            }
+            RunEvent::ModelSwitched { skill, to, .. } if !args.json => writeln!(
+                err,
+                "[model] {} switched the model to {}",
+                text::line(&skill),
+                text::line(&to)
+            )?,
+            RunEvent::Finished { outcome } => {
+                if !args.json {
+                    if !ended_line {
+                        writeln!(out)?;
+                    }
+                    if args.verbose {
+                        writeln!(
+                            err,
+                            "[done] {} steps, {} tokens in ({} cached), {} out",
+                            outcome.steps,
+                            outcome.usage.input_tokens,
+                            outcome.usage.cache_read_tokens,
+                            outcome.usage.output_tokens
+                        )?;
+                    }
+                }
+                code = 0;
+            }
+            RunEvent::Failed { error } => {
+                if !args.json && !ended_line {
+                    writeln!(out)?;
+                }
+                out.flush()?;
+                return Err(Failure {
+                    code: 1,
+                    message: error.to_string(),
+                    broken_pipe: false,
+                });
+            }
+            _ => {}
+        }
+    }
+    Ok(code)
+}
+
+/// `text` cut to `max` characters with an ellipsis.
+fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
