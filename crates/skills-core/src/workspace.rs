@@ -1475,6 +1475,7 @@ pub fn dedupe_file_name(name: &str, taken: &dyn Fn(&str) -> bool) -> String {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
