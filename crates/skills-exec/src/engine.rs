@@ -468,18 +468,20 @@ impl Engine {
             ));
         }
         let root = ws.root.clone();
-        let run_dir = {
+        // One trip to the blocking pool: the run folder, the checked working
+        // folder and the editor helper.
+        let restricted = self.cfg.policy.is_restricted();
+        let (run_dir, host_cwd, editor_script, program, args) = {
             let r = root.clone();
-            blocking(move || stage::new_run_dir(&r)).await?
-        };
-        let root_str = root.display().to_string();
-        let cwd_rel = resolve_cwd(cwd, skill, &run_dir, &root_str)?;
-        let host_cwd = {
-            let r = root.clone();
-            let rel = cwd_rel.clone();
+            let cfg = self.cfg.clone();
+            let command = command.to_owned();
+            let cwd = cwd.map(str::to_owned);
+            let skill = skill.to_owned();
+            let editor_text = editor_text.map(str::to_owned);
             blocking(move || {
-                let p = join_rel(&r, &rel);
-                let canonical = p.canonicalize().map_err(|e| {
+                let run_dir = stage::new_run_dir(&r)?;
+                let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
+                let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
                     WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("cwd {rel:?}: {e}"))
                 })?;
                 let canonical_root = r
@@ -497,7 +499,13 @@ impl Engine {
                         format!("cwd {rel:?} is not a folder"),
                     ));
                 }
-                Ok(canonical)
+                let script = match editor_text {
+                    Some(text) => Some(write_editor(&r.join(&run_dir), &text)?),
+                    None => None,
+                };
+                let (program, args) =
+                    command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
+                Ok((run_dir, canonical, script, program, args))
             })
             .await?
         };
@@ -505,7 +513,6 @@ impl Engine {
         let marker_value = unique_id();
         let marker = format!("{RUN_MARKER_VAR}={marker_value}");
         let mut vars = self.base_env(&root, skill, &run_dir);
-        let restricted = self.cfg.policy.is_restricted();
         for (k, v) in env {
             if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
                 warnings.push(format!(
@@ -523,23 +530,7 @@ impl Engine {
                 vars.insert(k.clone(), v.clone());
             }
         }
-        if let Some(text) = editor_text {
-            let r = root.clone();
-            let rd = run_dir.clone();
-            let t = text.to_owned();
-            let script = blocking(move || {
-                let dir = r.join(&rd);
-                std::fs::write(dir.join(".editor_text"), t).map_err(|e| io_error("editor text", e))?;
-                let script = dir.join(".editor.sh");
-                std::fs::write(
-                    &script,
-                    "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n",
-                )
-                .map_err(|e| io_error("editor script", e))?;
-                crate::fsutil::set_mode(&script, 0o555).map_err(|e| io_error("editor script", e))?;
-                Ok(script)
-            })
-            .await?;
+        if let Some(script) = editor_script {
             let s = script.display().to_string();
             for k in ["EDITOR", "VISUAL", "GIT_EDITOR"] {
                 vars.insert(k.to_owned(), s.clone());
@@ -551,43 +542,6 @@ impl Engine {
         if let Some((k, v)) = ws.marker.split_once('=') {
             vars.insert(k.to_owned(), v.to_owned());
         }
-        let (program, args): (PathBuf, Vec<String>) = if restricted {
-            let resolved = self.cfg.policy.check(command, &host_cwd)?;
-            (resolved.program, resolved.args)
-        } else {
-            (
-                self.cfg.bash.clone(),
-                vec!["-c".to_owned(), command.to_owned()],
-            )
-        };
-        let (program, args) = if tty {
-            let setsid = SETSID_PATHS
-                .iter()
-                .map(PathBuf::from)
-                .find(|p| p.is_file())
-                .ok_or_else(|| {
-                    WorkspaceError::new(
-                        WorkspaceErrorKind::Unavailable,
-                        "setsid (util-linux) not found at /usr/bin/setsid or /bin/setsid; terminals need it",
-                    )
-                })?;
-            let mut a = vec![
-                "-w".to_owned(),
-                "-c".to_owned(),
-                program.display().to_string(),
-            ];
-            a.extend(args);
-            (setsid, a)
-        } else {
-            (program, args)
-        };
-        let (program, args) = match &self.cfg.launcher {
-            Launcher::Local => (program, args.into_iter().map(OsString::from).collect()),
-            Launcher::Sandbox(sb) => {
-                let a = sb.args(&root, &host_cwd, &program, &args)?;
-                (sb.program().to_path_buf(), a)
-            }
-        };
         Ok(Prepared {
             program,
             args,
@@ -914,6 +868,67 @@ impl Engine {
     pub(crate) fn add_exec(&self, ws: &Ws, session: Arc<ExecSession>) {
         ws.execs.insert(session.id().to_owned(), session);
     }
+}
+
+/// Resolves what to spawn: the policy's program or `bash -c`, wrapped in
+/// `setsid` for a terminal and in `bwrap` for the sandbox. Blocking (file
+/// checks).
+fn command_line(
+    cfg: &Config,
+    root: &Path,
+    host_cwd: &Path,
+    command: &str,
+    restricted: bool,
+    tty: bool,
+) -> WorkspaceResult<(PathBuf, Vec<OsString>)> {
+    let (program, args): (PathBuf, Vec<String>) = if restricted {
+        let resolved = cfg.policy.check(command, host_cwd)?;
+        (resolved.program, resolved.args)
+    } else {
+        (cfg.bash.clone(), vec!["-c".to_owned(), command.to_owned()])
+    };
+    let (program, args) = if tty {
+        let setsid = SETSID_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    WorkspaceError::new(
+                        WorkspaceErrorKind::Unavailable,
+                        "setsid (util-linux) not found at /usr/bin/setsid or /bin/setsid; terminals need it",
+                    )
+                })?;
+        let mut a = vec![
+            "-w".to_owned(),
+            "-c".to_owned(),
+            program.display().to_string(),
+        ];
+        a.extend(args);
+        (setsid, a)
+    } else {
+        (program, args)
+    };
+    let (program, args) = match &cfg.launcher {
+        Launcher::Local => (program, args.into_iter().map(OsString::from).collect()),
+        Launcher::Sandbox(sb) => {
+            let a = sb.args(root, host_cwd, &program, &args)?;
+            (sb.program().to_path_buf(), a)
+        }
+    };
+    Ok((program, args))
+}
+
+/// Writes the editor text and the helper `EDITOR` points at into `dir`.
+fn write_editor(dir: &Path, text: &str) -> WorkspaceResult<PathBuf> {
+    std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
+    let script = dir.join(".editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n",
+    )
+    .map_err(|e| io_error("editor script", e))?;
+    crate::fsutil::set_mode(&script, 0o555).map_err(|e| io_error("editor script", e))?;
+    Ok(script)
 }
 
 fn is_protected(name: &str) -> bool {

@@ -96,6 +96,9 @@ pub(crate) struct Sandbox {
     bwrap: PathBuf,
     allow_read: Vec<PathBuf>,
     path: String,
+    /// The arguments every run shares (namespaces, system mounts), computed
+    /// once.
+    base: Vec<OsString>,
 }
 
 impl Sandbox {
@@ -132,12 +135,14 @@ impl Sandbox {
             .iter()
             .map(|s| (*s).to_owned()),
         );
-        let sandbox = Sandbox {
+        let mut sandbox = Sandbox {
             bwrap,
             allow_read,
             path: path.join(":"),
+            base: Vec::new(),
         };
-        let mut args = sandbox.base_args();
+        sandbox.base = sandbox.base_args();
+        let mut args = sandbox.base.clone();
         args.push("--".into());
         args.push("/bin/sh".into());
         args.push("-c".into());
@@ -244,7 +249,7 @@ impl Sandbox {
                 ));
             }
         }
-        let mut a = self.base_args();
+        let mut a = self.base.clone();
         a.push("--bind".into());
         a.push(ws_root.into());
         a.push(ws_root.into());
