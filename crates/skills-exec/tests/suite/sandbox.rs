@@ -48,18 +48,31 @@ async fn escapes_fail() {
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
     let host_tmp = std::env::temp_dir().join(format!("skills-escape-{}", std::process::id()));
     let skills_root = examples_dir();
+    // A file in the real home folder, so "home is hidden" cannot pass on an
+    // empty home.
+    let home_probe =
+        std::path::Path::new(&home).join(format!(".skills-exec-probe-{}", std::process::id()));
+    std::fs::write(&home_probe, "secret").unwrap();
+    struct Remove(std::path::PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _remove = Remove(home_probe.clone());
     let cmd = format!(
         "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OK; \
          (echo x > {home}/skills-escape-test) 2>/dev/null && echo HOME-WRITE-OK; \
          (echo x > {tmp}) 2>/dev/null; \
          (echo x > {skills}/escape.txt) 2>/dev/null && echo SKILLS-WRITE-OK; \
          (echo x > skills-md-probe; echo x >> SKILL.md) 2>/dev/null && echo SKILL-WRITE-OK; \
-         ls -A {home} 2>/dev/null | head -3 | sed 's/^/HOME-ENTRY:/'; \
+         ls -A {home} 2>/dev/null | head -3 | sed 's/^/HOME-ENTRY:/'; cat {probe} 2>/dev/null; \
          (echo x > /usr/escape) 2>/dev/null && echo USR-WRITE-OK; \
          grep CapEff /proc/self/status; hostname; echo pid=$$; \
          ln -s /etc/passwd $OUTPUT_DIR/passwd.txt; ln -s {home} $OUTPUT_DIR/home; ln -s ../../.. $OUTPUT_DIR/up; \
          echo done",
         tmp = host_tmp.display(),
+        probe = home_probe.display(),
         skills = skills_root.display(),
     );
     let r = run(
@@ -205,4 +218,59 @@ async fn allowed_read_paths_are_read_only() {
     )
     .await;
     assert_eq!(r.stdout, "tool-ran\n", "{r:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn interactive_session_on_a_terminal() {
+    use skills_core::{ExecRequest, ExecStatus, WriteStdinRequest};
+    let dir = tempfile::tempdir().unwrap();
+    let rt = sandbox(dir.path());
+    rt.stage_skill("s", &generated_skill(dir.path(), "ia"))
+        .await
+        .unwrap();
+    let cmd = "[ -t 0 ] && echo tty; hostname; read -p 'Name: ' n; echo \"hello $n\"";
+    let first = rt
+        .start_exec("s", &ExecRequest::new("ia", cmd).yield_ms(2000))
+        .await
+        .unwrap();
+    let mut seen = first.output.clone();
+    for _ in 0..30 {
+        if seen.contains("Name:") {
+            break;
+        }
+        seen.push_str(
+            &rt.poll_exec("s", &first.session_id, Some(200))
+                .await
+                .unwrap()
+                .output,
+        );
+    }
+    assert!(
+        seen.contains("tty") && seen.contains("skills-sandbox"),
+        "{seen:?}"
+    );
+    let out = rt
+        .write_stdin(
+            "s",
+            &WriteStdinRequest::new(&first.session_id, "eve")
+                .submit(true)
+                .yield_ms(1000),
+        )
+        .await
+        .unwrap();
+    let mut text = out.output;
+    let mut status = out.status;
+    for _ in 0..50 {
+        if status != ExecStatus::Running {
+            break;
+        }
+        let p = rt
+            .poll_exec("s", &first.session_id, Some(100))
+            .await
+            .unwrap();
+        text.push_str(&p.output);
+        status = p.status;
+    }
+    assert!(text.contains("hello eve"), "{text:?}");
+    assert_eq!(status, ExecStatus::Exited);
 }
