@@ -27,7 +27,7 @@ use crate::capture::read_capped;
 use crate::collect::{CollectSpec, collect, sniff};
 use crate::exec::ExecSession;
 use crate::fsutil::{Opened, blocking, io_error, is_within, join_rel, open_beneath, remove_within};
-use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep};
+use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep, sweep_in};
 use crate::policy::{CommandPolicy, is_risky_env_var};
 use crate::sandbox::Sandbox;
 use crate::stage;
@@ -850,7 +850,8 @@ impl Engine {
                     }
                 }
                 let marker = ws.marker.clone();
-                blocking(move || Ok(sweep(&marker, None))).await?;
+                let root = ws.root.clone();
+                blocking(move || Ok(sweep_in(&marker, None, Some(&root)))).await?;
             }
             let root = self.cfg.root.clone();
             let dir = root.join(session_id);

@@ -10,8 +10,10 @@
 //! killed is caught in the next round.
 //!
 //! A process that both leaves the group *and* starts a program with an empty
-//! environment escapes the local runtime; the sandbox's PID namespace does not
-//! have that gap (everything in it dies with its init).
+//! environment escapes a run's timeout in the local runtime; the workspace's
+//! cleanup still kills it when its working folder is inside the workspace.
+//! The sandbox's PID namespace does not have that gap (everything in it dies
+//! with its init).
 
 /// The marker variable naming the run a process belongs to.
 pub(crate) const RUN_MARKER_VAR: &str = "SKILLS_EXEC_RUN";
@@ -54,12 +56,23 @@ pub(crate) fn group_alive(pgid: u32) -> bool {
 /// (`"VAR=value"`) in its environment, with their descendants; returns how
 /// many processes were signalled. Blocking (reads `/proc`).
 pub(crate) fn sweep(marker: &str, pgid: Option<u32>) -> usize {
+    sweep_in(marker, pgid, None)
+}
+
+/// [`sweep`], also killing every process whose working folder lies in
+/// `cwd_root` (used when a whole workspace goes away: it catches processes
+/// that dropped the marker with an empty environment).
+pub(crate) fn sweep_in(
+    marker: &str,
+    pgid: Option<u32>,
+    cwd_root: Option<&std::path::Path>,
+) -> usize {
     let mut killed = 0;
     for _ in 0..50 {
         if let Some(pgid) = pgid {
             kill_group(pgid);
         }
-        let found = find(marker.as_bytes(), pgid);
+        let found = find(marker.as_bytes(), pgid, cwd_root);
         if found.is_empty() {
             break;
         }
@@ -86,7 +99,7 @@ fn kill_pid(_pid: u32) {}
 
 /// Processes in group `pgid` or carrying `marker`, with their descendants.
 #[cfg(target_os = "linux")]
-fn find(marker: &[u8], pgid: Option<u32>) -> Vec<u32> {
+fn find(marker: &[u8], pgid: Option<u32>, cwd_root: Option<&std::path::Path>) -> Vec<u32> {
     use std::collections::{HashMap, HashSet};
     let me = std::process::id();
     let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -123,6 +136,13 @@ fn find(marker: &[u8], pgid: Option<u32>) -> Vec<u32> {
             && env.split(|b| *b == 0).any(|e| e == marker)
         {
             hits.push(pid);
+            continue;
+        }
+        if let Some(root) = cwd_root
+            && let Ok(cwd) = std::fs::read_link(format!("/proc/{pid}/cwd"))
+            && crate::fsutil::is_within(root, &cwd)
+        {
+            hits.push(pid);
         }
     }
     let mut all: HashSet<u32> = HashSet::new();
@@ -136,7 +156,7 @@ fn find(marker: &[u8], pgid: Option<u32>) -> Vec<u32> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn find(_marker: &[u8], _pgid: Option<u32>) -> Vec<u32> {
+fn find(_marker: &[u8], _pgid: Option<u32>, _cwd_root: Option<&std::path::Path>) -> Vec<u32> {
     Vec::new()
 }
 

@@ -248,6 +248,28 @@ async fn timeout_kills_every_descendant() {
     assert_eq!(r.stdout, "bye\n");
     assert!(!r.timed_out && started.elapsed() < Duration::from_secs(3));
     assert_eq!(processes_with("sleep 47121"), Vec::<String>::new());
+    // The documented gap: a process that leaves the group with an empty
+    // environment survives the run, and dies with the workspace's cleanup.
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new(
+            "forks",
+            "(setsid env -i /bin/sleep 47131 > /dev/null 2>&1 &) ; echo started",
+        )
+        .timeout_secs(20),
+    )
+    .await;
+    assert_eq!(r.stdout, "started\n");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        processes_with("sleep 47131").len(),
+        1,
+        "the gap closed? update the docs"
+    );
+    rt.cleanup("s").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(processes_with("sleep 47131"), Vec::<String>::new());
 }
 
 #[tokio::test(flavor = "multi_thread")]
