@@ -47,15 +47,19 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("run_true");
     g.bench_function("direct bash -c true", |b| {
         b.to_async(&rt).iter(|| async {
-            let status = tokio::process::Command::new("/bin/bash")
+            // The same shape as a run: a small environment, stdin closed,
+            // both outputs read to the end.
+            let out = tokio::process::Command::new("/bin/bash")
                 .args(["-c", "true"])
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
                 .stdin(Stdio::null())
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
-                .status()
+                .output()
                 .await
                 .unwrap();
-            assert!(status.success());
+            assert!(out.status.success());
         })
     });
     g.bench_function("local runtime", |b| {
