@@ -50,6 +50,7 @@ mod collect;
 mod engine;
 mod exec;
 mod fsutil;
+mod inputs;
 mod kill;
 mod policy;
 mod runtime;
