@@ -11,6 +11,7 @@
 
 mod catalog_report;
 mod logging;
+mod run;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -128,6 +129,35 @@ enum Command {
         max_bytes: Option<usize>,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
+    },
+    /// Run a command in a skill's folder (a throw-away workspace), then list
+    /// the files it produced.
+    ///
+    /// Exit code: the command's own; 124 when it timed out; 125 when a signal
+    /// killed it; 2 when it could not be run.
+    #[command(after_help = AFTER_HELP)]
+    Run {
+        /// Run inside the bubblewrap sandbox (no network, only the workspace
+        /// writable).
+        #[arg(long)]
+        sandbox: bool,
+        /// Kill the command and everything it started after SECS seconds.
+        #[arg(long, value_name = "SECS")]
+        timeout: Option<u64>,
+        /// Collect files matching GLOB (relative to the workspace, e.g.
+        /// `out/*.csv`; repeatable).
+        #[arg(long = "output-files", value_name = "GLOB")]
+        output_files: Vec<String>,
+        /// Print the run result as JSON.
+        #[arg(long)]
+        json: bool,
+        /// The skill's name.
+        name: String,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+        /// The command, after `--` (run with `bash -c` in the skill's folder).
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
     },
     /// Print one file of a skill (a line range of it with --lines).
     #[command(after_help = AFTER_HELP)]
@@ -370,6 +400,28 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             }
             write_show_text(&mut out, &skill)?;
             Ok(0)
+        }
+        Command::Run {
+            sandbox,
+            timeout,
+            output_files,
+            json,
+            name,
+            paths,
+            command,
+        } => {
+            let provider = sources.provider(paths)?;
+            let args = run::RunArgs {
+                name,
+                command,
+                sandbox,
+                timeout,
+                output_files,
+                json,
+            };
+            out.flush()?;
+            run::run(provider, args, &mut out, &mut io::stderr().lock())
+                .map_err(|run::RunFailure(message)| Failure::usage(message))
         }
         Command::Read {
             name,

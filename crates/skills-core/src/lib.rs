@@ -47,6 +47,7 @@ mod search;
 mod tagging;
 mod tools_section;
 mod validate;
+mod workspace;
 
 pub use catalog::{
     Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
@@ -92,6 +93,18 @@ pub use tools_section::declared_tools;
 pub use validate::{
     Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
     parse_skill_md, parse_skill_md_bytes,
+};
+pub use workspace::schema as tool_schema;
+pub use workspace::{
+    Attachment, CleanupReport, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
+    ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
+    ExecOutput, ExecRequest, ExecStatus, INPUTS_SUBDIR, InputMode, InputSource, InputSpec,
+    MAX_SESSION_ID_CHARS, OUTPUT_SUBDIR, OutputFile, OutputSpec, RUNS_SUBDIR, RunRequest,
+    RunResult, SKILLS_SUBDIR, SavedArtifact, SkillFile, SkillSource, StagedInput, StagedSkill,
+    WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
+    WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest, dedupe_file_name,
+    normalize_output_glob, normalize_relative, resolve_cwd, sanitize_file_name,
+    validate_session_id,
 };
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.

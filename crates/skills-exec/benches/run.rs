@@ -1,0 +1,99 @@
+//! Run overhead: a `true` run through the runtimes against spawning
+//! `bash -c true` directly, and re-staging an unchanged 10 MB skill.
+//!
+//! `cargo bench -p skills-exec --bench run -- --warm-up-time 1 --measurement-time 3`
+#![allow(missing_docs, clippy::unwrap_used)]
+
+use std::process::Stdio;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
+use skills_exec::{CommandPolicy, LocalRuntime, SandboxRuntime};
+
+fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
+    let s = dir.join(name);
+    std::fs::create_dir_all(s.join("assets")).unwrap();
+    std::fs::write(
+        s.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Bench. Use when benchmarking.\n---\nBody.\n"),
+    )
+    .unwrap();
+    if big {
+        for i in 0..10 {
+            std::fs::write(
+                s.join(format!("assets/blob{i}.bin")),
+                vec![i as u8; 1024 * 1024],
+            )
+            .unwrap();
+        }
+    }
+    SkillSource::folder(name, s.display().to_string())
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let local = LocalRuntime::builder(dir.path().join("ws"))
+        .policy(CommandPolicy::unrestricted())
+        .build()
+        .unwrap();
+    let small = skill(dir.path(), "small", false);
+    rt.block_on(local.stage_skill("b", &small)).unwrap();
+    let req = RunRequest::new("small", "true");
+
+    let mut g = c.benchmark_group("run_true");
+    g.bench_function("direct bash -c true", |b| {
+        b.to_async(&rt).iter(|| async {
+            // The same shape as a run: a small environment, stdin closed,
+            // both outputs read to the end.
+            let out = tokio::process::Command::new("/bin/bash")
+                .args(["-c", "true"])
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .await
+                .unwrap();
+            assert!(out.status.success());
+        })
+    });
+    g.bench_function("local runtime", |b| {
+        b.to_async(&rt).iter(|| async {
+            let r = local.run("b", &req).await.unwrap();
+            assert_eq!(r.exit_code, Some(0));
+        })
+    });
+    match SandboxRuntime::builder(dir.path().join("sb"))
+        .policy(CommandPolicy::unrestricted())
+        .build_sandbox()
+    {
+        Ok(sandbox) => {
+            rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
+            g.bench_function("sandbox runtime", |b| {
+                b.to_async(&rt).iter(|| async {
+                    let r = sandbox.run("b", &req).await.unwrap();
+                    assert_eq!(r.exit_code, Some(0), "{r:?}");
+                })
+            });
+        }
+        Err(e) => eprintln!("sandbox runtime skipped: {e}"),
+    }
+    g.finish();
+
+    let big = skill(dir.path(), "big", true);
+    rt.block_on(local.stage_skill("b", &big)).unwrap();
+    c.bench_function("restage unchanged 10 MB skill", |b| {
+        b.to_async(&rt).iter(|| async {
+            let s = local.stage_skill("b", &big).await.unwrap();
+            assert!(!s.copied);
+        })
+    });
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

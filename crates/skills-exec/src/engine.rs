@@ -1,0 +1,901 @@
+//! The runtime engine shared by [`LocalRuntime`](crate::LocalRuntime) and
+//! [`SandboxRuntime`](crate::SandboxRuntime): workspaces, staging, runs,
+//! outputs and cleanup. The two differ only in how a process is launched.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use dashmap::DashMap;
+use skills_core::{
+    CleanupReport, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
+    ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
+    OUTPUT_SUBDIR, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillProvider, SkillSource,
+    StagedSkill, WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
+    WorkspaceInfo, WorkspaceResult, normalize_output_glob, normalize_relative, resolve_cwd,
+    validate_session_id,
+};
+use tokio::io::AsyncWriteExt;
+use tracing::Instrument;
+
+use crate::artifact::ArtifactService;
+use crate::capture::read_capped;
+use crate::collect::{CollectSpec, collect, sniff};
+use crate::exec::ExecSession;
+use crate::fsutil::{Opened, blocking, io_error, is_within, join_rel, open_beneath, remove_within};
+use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep, sweep_in};
+use crate::policy::{CommandPolicy, is_risky_env_var};
+use crate::sandbox::Sandbox;
+use crate::stage;
+
+/// Where bash is looked for (fixed paths, never `PATH`).
+const BASH_PATHS: [&str; 2] = ["/bin/bash", "/usr/bin/bash"];
+/// Where `setsid` (util-linux) is looked for; it gives terminal sessions their
+/// controlling terminal without any `unsafe` code here.
+const SETSID_PATHS: [&str; 2] = ["/usr/bin/setsid", "/bin/setsid"];
+/// How long to wait for output pipes after the command exited before
+/// sweeping for processes that still hold them.
+const PIPE_GRACE: Duration = Duration::from_millis(100);
+
+/// How processes are started.
+#[derive(Debug, Clone)]
+pub(crate) enum Launcher {
+    /// Directly on the host.
+    Local,
+    /// Inside bubblewrap.
+    Sandbox(Sandbox),
+}
+
+/// The engine's configuration (see [`RuntimeBuilder`](crate::RuntimeBuilder)).
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) root: PathBuf,
+    pub(crate) launcher: Launcher,
+    pub(crate) policy: CommandPolicy,
+    pub(crate) default_timeout: Duration,
+    pub(crate) max_timeout: Duration,
+    pub(crate) output_cap: usize,
+    pub(crate) artifacts: Option<Arc<dyn ArtifactService>>,
+    pub(crate) provider: Option<Arc<dyn SkillProvider>>,
+    pub(crate) host_input_roots: Vec<PathBuf>,
+    pub(crate) bash: PathBuf,
+}
+
+/// Finds bash at a fixed path.
+pub(crate) fn find_bash() -> WorkspaceResult<PathBuf> {
+    BASH_PATHS
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            WorkspaceError::new(
+                WorkspaceErrorKind::Unavailable,
+                "bash not found at /bin/bash or /usr/bin/bash",
+            )
+        })
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct StagedState {
+    fingerprint: String,
+    digest: String,
+}
+
+/// One live workspace.
+#[derive(Debug)]
+pub(crate) struct Ws {
+    pub(crate) session_id: String,
+    pub(crate) root: PathBuf,
+    marker: String,
+    pub(crate) skills: Mutex<HashMap<String, StagedState>>,
+    stage_lock: tokio::sync::Mutex<()>,
+    pub(crate) pinned: Mutex<HashMap<String, u64>>,
+    pub(crate) execs: DashMap<String, Arc<ExecSession>>,
+}
+
+/// The engine.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    pub(crate) cfg: Config,
+    pub(crate) name: &'static str,
+    workspaces: DashMap<String, Arc<Ws>>,
+}
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A process-unique id for markers and exec sessions.
+pub(crate) fn unique_id() -> String {
+    let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    format!("{}-{n}-{nanos:x}", std::process::id())
+}
+
+/// What to run: the parts of a run or exec request that shape the process.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CommandSpec<'a> {
+    pub(crate) skill: &'a str,
+    pub(crate) command: &'a str,
+    pub(crate) cwd: Option<&'a str>,
+    pub(crate) env: &'a BTreeMap<String, String>,
+    pub(crate) editor_text: Option<&'a str>,
+    pub(crate) tty: bool,
+}
+
+/// A prepared command: what to spawn, where, with which environment.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) cwd: PathBuf,
+    pub(crate) run_dir: String,
+    pub(crate) marker: String,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl Engine {
+    pub(crate) fn new(cfg: Config, name: &'static str) -> Self {
+        Self {
+            cfg,
+            name,
+            workspaces: DashMap::new(),
+        }
+    }
+
+    /// The session's workspace, created on first use.
+    pub(crate) async fn workspace(&self, session_id: &str) -> WorkspaceResult<(Arc<Ws>, bool)> {
+        validate_session_id(session_id)?;
+        if let Some(ws) = self.workspaces.get(session_id) {
+            return Ok((Arc::clone(ws.value()), false));
+        }
+        let root = self.cfg.root.join(session_id);
+        let (sid, name) = (session_id.to_owned(), self.name);
+        let r = root.clone();
+        let created = blocking(move || stage::create_layout(&r, &sid, name))
+            .instrument(tracing::info_span!(
+                "workspace.create",
+                session = session_id
+            ))
+            .await?;
+        let ws = Arc::new(Ws {
+            session_id: session_id.to_owned(),
+            marker: format!("{SESSION_MARKER_VAR}={}", unique_id()),
+            root,
+            skills: Mutex::new(HashMap::new()),
+            stage_lock: tokio::sync::Mutex::new(()),
+            pinned: Mutex::new(HashMap::new()),
+            execs: DashMap::new(),
+        });
+        let entry = self
+            .workspaces
+            .entry(session_id.to_owned())
+            .or_insert(ws)
+            .clone();
+        Ok((entry, created))
+    }
+
+    pub(crate) async fn create_workspace(
+        &self,
+        session_id: &str,
+    ) -> WorkspaceResult<WorkspaceInfo> {
+        let (ws, created) = self.workspace(session_id).await?;
+        Ok(WorkspaceInfo::new(
+            session_id,
+            ws.root.display().to_string(),
+            created,
+        ))
+    }
+
+    pub(crate) async fn stage_skill(
+        &self,
+        session_id: &str,
+        skill: &SkillSource,
+    ) -> WorkspaceResult<StagedSkill> {
+        let (ws, _) = self.workspace(session_id).await?;
+        let name = skill.name().to_owned();
+        stage::check_skill_name(&name)?;
+        let span =
+            tracing::info_span!("workspace.stage.skill", session = session_id, skill = %name);
+        let _guard = ws.stage_lock.lock().await;
+        let previous = lock(&ws.skills).get(&name).cloned();
+        let source = skill.clone();
+        let root = ws.root.clone();
+        let n = name.clone();
+        let (state, copied, warnings) = blocking(move || {
+            let listed = match &source {
+                SkillSource::Folder { path, .. } => stage::list_folder(Path::new(path))?,
+                SkillSource::Files { files, digest, .. } => {
+                    stage::list_files(files, digest.as_deref())?
+                }
+                _ => {
+                    return Err(WorkspaceError::new(
+                        WorkspaceErrorKind::Unsupported,
+                        "unknown skill source",
+                    ));
+                }
+            };
+            let present = root.join(SKILLS_SUBDIR).join(&n).is_dir();
+            if let Some(prev) = &previous
+                && present
+                && prev.fingerprint == listed.fingerprint
+            {
+                return Ok((prev.clone(), false, listed.warnings));
+            }
+            let digest = stage::content_digest(&listed)?;
+            let state = StagedState {
+                fingerprint: listed.fingerprint.clone(),
+                digest: digest.clone(),
+            };
+            if let Some(prev) = &previous
+                && present
+                && prev.digest == digest
+            {
+                return Ok((state, false, listed.warnings));
+            }
+            stage::copy_skill(&root, &n, &listed)?;
+            stage::record_skill(&root, &n, &digest)?;
+            Ok((state, true, listed.warnings))
+        })
+        .instrument(span)
+        .await?;
+        for w in &warnings {
+            tracing::warn!(skill = %name, "{w}");
+        }
+        let digest = state.digest.clone();
+        lock(&ws.skills).insert(name.clone(), state);
+        Ok(StagedSkill::new(name, digest, copied))
+    }
+
+    /// Makes sure `skill` is staged, staging it from the provider when one is
+    /// configured.
+    pub(crate) async fn ensure_staged(
+        &self,
+        session_id: &str,
+        ws: &Ws,
+        skill: &str,
+    ) -> WorkspaceResult<()> {
+        stage::check_skill_name(skill)?;
+        if lock(&ws.skills).contains_key(skill) {
+            return Ok(());
+        }
+        let Some(provider) = &self.cfg.provider else {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::SkillNotLoaded,
+                format!(
+                    "skill `{skill}` is not loaded in this session; load (stage) it before running it"
+                ),
+            ));
+        };
+        let loaded = provider
+            .get(skill)
+            .await
+            .map_err(|e| WorkspaceError::new(WorkspaceErrorKind::NotFound, e.to_string()))?;
+        let Some(source) = SkillSource::from_skill_location(&loaded) else {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::Unsupported,
+                format!("skill `{skill}` has no local folder to stage; stage its files explicitly"),
+            ));
+        };
+        self.stage_skill(session_id, &source).await.map(|_| ())
+    }
+
+    /// Resolves cwd, environment and program for a command in `skill`.
+    pub(crate) async fn prepare(
+        &self,
+        ws: &Arc<Ws>,
+        spec: CommandSpec<'_>,
+    ) -> WorkspaceResult<Prepared> {
+        let CommandSpec {
+            skill,
+            command,
+            cwd,
+            env,
+            editor_text,
+            tty,
+        } = spec;
+        if command.trim().is_empty() {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::InvalidRequest,
+                "empty command",
+            ));
+        }
+        let root = ws.root.clone();
+        // One trip to the blocking pool: the run folder, the checked working
+        // folder and the editor helper.
+        let restricted = self.cfg.policy.is_restricted();
+        let (run_dir, host_cwd, editor_script, program, args) = {
+            let r = root.clone();
+            let cfg = self.cfg.clone();
+            let command = command.to_owned();
+            let cwd = cwd.map(str::to_owned);
+            let skill = skill.to_owned();
+            let editor_text = editor_text.map(str::to_owned);
+            blocking(move || {
+                let run_dir = stage::new_run_dir(&r)?;
+                let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
+                let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
+                    WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("cwd {rel:?}: {e}"))
+                })?;
+                let canonical_root = r
+                    .canonicalize()
+                    .map_err(|e| io_error("workspace root", e))?;
+                if !is_within(&canonical_root, &canonical) {
+                    return Err(WorkspaceError::new(
+                        WorkspaceErrorKind::PathEscape,
+                        format!("cwd {rel:?} leads out of the workspace through a link"),
+                    ));
+                }
+                if !canonical.is_dir() {
+                    return Err(WorkspaceError::new(
+                        WorkspaceErrorKind::InvalidRequest,
+                        format!("cwd {rel:?} is not a folder"),
+                    ));
+                }
+                let script = match editor_text {
+                    Some(text) => Some(write_editor(&r.join(&run_dir), &text)?),
+                    None => None,
+                };
+                let (program, args) =
+                    command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
+                Ok((run_dir, canonical, script, program, args))
+            })
+            .await?
+        };
+        let mut warnings = Vec::new();
+        let marker_value = unique_id();
+        let marker = format!("{RUN_MARKER_VAR}={marker_value}");
+        let mut vars = self.base_env(&root, skill, &run_dir);
+        for (k, v) in env {
+            if k.is_empty() || k.contains(['=', '\0']) || v.contains('\0') {
+                warnings.push(format!(
+                    "dropped environment variable {k:?}: invalid name or value"
+                ));
+            } else if is_protected(k) {
+                warnings.push(format!(
+                    "dropped environment variable {k}: set by the workspace"
+                ));
+            } else if restricted && is_risky_env_var(k) {
+                warnings.push(format!(
+                    "dropped environment variable {k}: not allowed under the command policy"
+                ));
+            } else {
+                vars.insert(k.clone(), v.clone());
+            }
+        }
+        if let Some(script) = editor_script {
+            let s = script.display().to_string();
+            for k in ["EDITOR", "VISUAL", "GIT_EDITOR"] {
+                vars.insert(k.to_owned(), s.clone());
+            }
+        }
+        if let Some((k, v)) = marker.split_once('=') {
+            vars.insert(k.to_owned(), v.to_owned());
+        }
+        if let Some((k, v)) = ws.marker.split_once('=') {
+            vars.insert(k.to_owned(), v.to_owned());
+        }
+        Ok(Prepared {
+            program,
+            args,
+            env: vars,
+            cwd: host_cwd,
+            run_dir,
+            marker,
+            warnings,
+        })
+    }
+
+    fn base_env(&self, root: &Path, skill: &str, run_dir: &str) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        let host = |k: &str| std::env::var(k).ok();
+        match &self.cfg.launcher {
+            Launcher::Local => {
+                env.insert(
+                    "PATH".into(),
+                    host("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+                );
+                for k in ["HOME", "USER", "LOGNAME", "TMPDIR"] {
+                    if let Some(v) = host(k) {
+                        env.insert(k.into(), v);
+                    }
+                }
+            }
+            Launcher::Sandbox(sb) => {
+                env.insert("PATH".into(), sb.path_var().to_owned());
+                env.insert("HOME".into(), root.join(WORK_SUBDIR).display().to_string());
+                env.insert("TMPDIR".into(), "/tmp".into());
+            }
+        }
+        for (k, v) in [
+            ("NO_COLOR", "1"),
+            ("CLICOLOR", "0"),
+            ("TERM", "dumb"),
+            ("PAGER", "cat"),
+            ("GIT_PAGER", "cat"),
+            ("MANPAGER", "cat"),
+            ("SYSTEMD_PAGER", "cat"),
+            ("LESS", "FRX"),
+            ("LANG", "C.UTF-8"),
+            ("LC_ALL", "C.UTF-8"),
+            ("PYTHONUNBUFFERED", "1"),
+            ("PYTHONIOENCODING", "utf-8"),
+            ("GIT_TERMINAL_PROMPT", "0"),
+            ("DEBIAN_FRONTEND", "noninteractive"),
+            ("PIP_NO_INPUT", "1"),
+        ] {
+            env.insert(k.into(), v.into());
+        }
+        let p = |rel: &str| join_rel(root, rel).display().to_string();
+        env.insert(ENV_WORKSPACE_DIR.into(), p(""));
+        env.insert(ENV_SKILLS_DIR.into(), p(SKILLS_SUBDIR));
+        env.insert(ENV_WORK_DIR.into(), p(WORK_SUBDIR));
+        env.insert(ENV_OUTPUT_DIR.into(), p(OUTPUT_SUBDIR));
+        env.insert(ENV_RUN_DIR.into(), p(run_dir));
+        env.insert(ENV_SKILL_NAME.into(), skill.into());
+        env
+    }
+
+    pub(crate) async fn run(
+        &self,
+        session_id: &str,
+        request: &RunRequest,
+    ) -> WorkspaceResult<RunResult> {
+        let span = tracing::info_span!("workspace.run", session = session_id, skill = %request.skill, runtime = self.name);
+        self.run_inner(session_id, request).instrument(span).await
+    }
+
+    async fn run_inner(
+        &self,
+        session_id: &str,
+        request: &RunRequest,
+    ) -> WorkspaceResult<RunResult> {
+        let (ws, _) = self.workspace(session_id).await?;
+        self.ensure_staged(session_id, &ws, &request.skill).await?;
+        // Check the output globs before running anything.
+        let mut globs = Vec::new();
+        for g in request
+            .output_files
+            .iter()
+            .chain(request.outputs.iter().flat_map(|o| o.globs.iter()))
+        {
+            globs.push(normalize_output_glob(g)?);
+        }
+        let staged_inputs = if request.inputs.is_empty() {
+            Vec::new()
+        } else {
+            self.stage_inputs_in(&ws, &request.inputs)
+                .instrument(tracing::info_span!(
+                    "workspace.stage.inputs",
+                    count = request.inputs.len()
+                ))
+                .await?
+        };
+        let prepared = self
+            .prepare(
+                &ws,
+                CommandSpec {
+                    skill: &request.skill,
+                    command: &request.command,
+                    cwd: request.cwd.as_deref(),
+                    env: &request.env,
+                    editor_text: request.editor_text.as_deref(),
+                    tty: false,
+                },
+            )
+            .await?;
+        let timeout = request
+            .timeout
+            .map_or(self.cfg.default_timeout, Duration::from_secs)
+            .min(self.cfg.max_timeout);
+        let mut warnings = prepared.warnings.clone();
+        let outcome = execute(
+            &prepared,
+            request.stdin.as_deref(),
+            timeout,
+            self.cfg.output_cap,
+        )
+        .await?;
+        if outcome.stdout_cut {
+            warnings.push(format!(
+                "stdout was longer than {} bytes; the middle was dropped",
+                self.cfg.output_cap
+            ));
+        }
+        if outcome.stderr_cut {
+            warnings.push(format!(
+                "stderr was longer than {} bytes; the middle was dropped",
+                self.cfg.output_cap
+            ));
+        }
+        if outcome.timed_out {
+            warnings.push(format!(
+                "the command timed out after {} s and was killed with all its processes",
+                timeout.as_secs_f64()
+            ));
+        }
+        let mut result = RunResult::default();
+        result.stdout = outcome.stdout;
+        result.stderr = outcome.stderr;
+        result.exit_code = outcome.exit_code;
+        result.timed_out = outcome.timed_out;
+        result.duration_ms = outcome.duration_ms;
+        result.run_dir = prepared.run_dir.clone();
+        result.staged_inputs = staged_inputs;
+        if !globs.is_empty() {
+            self.collect_outputs(&ws, request, globs, &mut result, &mut warnings)
+                .instrument(tracing::info_span!(
+                    "workspace.collect",
+                    session = session_id
+                ))
+                .await?;
+        }
+        result.warnings = warnings;
+        Ok(result)
+    }
+
+    async fn collect_outputs(
+        &self,
+        ws: &Arc<Ws>,
+        request: &RunRequest,
+        globs: Vec<String>,
+        result: &mut RunResult,
+        warnings: &mut Vec<String>,
+    ) -> WorkspaceResult<()> {
+        let manifest = request.outputs.clone().unwrap_or_default();
+        let inline = !request.omit_inline_content
+            && (request.outputs.is_none() || manifest.inline || !request.output_files.is_empty());
+        let spec = CollectSpec {
+            globs,
+            inline,
+            max_files: manifest.max_files.unwrap_or(DEFAULT_MAX_FILES),
+            max_file_bytes: manifest.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+            max_total_bytes: manifest.max_total_bytes.unwrap_or(DEFAULT_MAX_TOTAL_BYTES),
+            failed: !result.success(),
+        };
+        let root = ws.root.clone();
+        let collected = blocking(move || collect(&root, &spec)).await?;
+        warnings.extend(collected.warnings);
+        let save = request.save_as_artifacts || manifest.save;
+        if save && self.cfg.artifacts.is_none() {
+            warnings.push(
+                "files were not saved as artifacts: no artifact service is configured".to_owned(),
+            );
+        }
+        let inline_span = tracing::info_span!("workspace.inline", files = collected.files.len());
+        let _inline = inline_span.enter();
+        let mut files = Vec::with_capacity(collected.files.len());
+        let mut saves = Vec::new();
+        for c in collected.files {
+            if save && self.cfg.artifacts.is_some() {
+                let short = c
+                    .file
+                    .name
+                    .strip_prefix(&format!("{OUTPUT_SUBDIR}/"))
+                    .unwrap_or(&c.file.name);
+                let name = format!(
+                    "{}{}{}",
+                    request.artifact_prefix.as_deref().unwrap_or(""),
+                    manifest.name_template.as_deref().unwrap_or(""),
+                    short
+                );
+                if c.file.truncated {
+                    warnings.push(format!(
+                        "artifact {name} holds only the first {} bytes of {}",
+                        c.bytes.len(),
+                        c.file.name
+                    ));
+                }
+                saves.push((name, c.file.name.clone(), c.file.mime_type.clone(), c.bytes));
+            }
+            if result.primary_output.is_none()
+                && c.is_text
+                && c.file.content.as_deref().is_some_and(|t| !t.is_empty())
+            {
+                result.primary_output = Some(c.file.clone());
+            }
+            files.push(c.file);
+        }
+        drop(_inline);
+        if let Some(service) = &self.cfg.artifacts {
+            for (name, source, mime, bytes) in saves {
+                let size = bytes.len() as u64;
+                match service.save(&ws.session_id, &name, &mime, bytes).await {
+                    Ok(version) => result
+                        .artifact_files
+                        .push(SavedArtifact::new(name, version, source, mime, size)),
+                    Err(e) => {
+                        warnings.push(format!("could not save {source} as artifact {name}: {e}"))
+                    }
+                }
+            }
+        }
+        if request.omit_inline_content {
+            for f in &mut files {
+                f.content = None;
+            }
+            result.primary_output = None;
+        }
+        result.output_files = files;
+        Ok(())
+    }
+
+    pub(crate) async fn read_file(
+        &self,
+        session_id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> WorkspaceResult<WorkspaceFile> {
+        let (ws, _) = self.workspace(session_id).await?;
+        let rel = normalize_relative(path.strip_prefix(WORKSPACE_SCHEME).unwrap_or(path))?;
+        let root = ws.root.clone();
+        blocking(move || match open_beneath(&root, &rel, max_bytes) {
+            Ok(Opened::File { size, bytes }) => {
+                let mime = sniff(&rel, &bytes);
+                Ok(WorkspaceFile::new(rel, mime, size, bytes))
+            }
+            Ok(Opened::Outside) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::PathEscape,
+                format!("{rel} leads out of the workspace"),
+            )),
+            Ok(Opened::NotRegular) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::InvalidRequest,
+                format!("{rel} is not a regular file"),
+            )),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(WorkspaceError::new(
+                WorkspaceErrorKind::NotFound,
+                format!("no file {rel} in the workspace"),
+            )),
+            Err(e) => Err(io_error(&rel, e)),
+        })
+        .await
+    }
+
+    pub(crate) fn exec_session(
+        &self,
+        session_id: &str,
+        exec_id: &str,
+    ) -> WorkspaceResult<Arc<ExecSession>> {
+        validate_session_id(session_id)?;
+        self.workspaces
+            .get(session_id)
+            .and_then(|ws| ws.execs.get(exec_id).map(|e| Arc::clone(e.value())))
+            .ok_or_else(|| {
+                WorkspaceError::new(
+                    WorkspaceErrorKind::NotFound,
+                    format!("no exec session {exec_id:?} in session {session_id:?}"),
+                )
+            })
+    }
+
+    pub(crate) async fn cleanup(&self, session_id: &str) -> WorkspaceResult<CleanupReport> {
+        validate_session_id(session_id)?;
+        let span = tracing::info_span!("workspace.cleanup", session = session_id);
+        async {
+            let ws = self.workspaces.remove(session_id).map(|(_, ws)| ws);
+            let mut killed = 0;
+            if let Some(ws) = &ws {
+                let execs: Vec<_> = ws.execs.iter().map(|e| Arc::clone(e.value())).collect();
+                ws.execs.clear();
+                for e in execs {
+                    if e.kill().await {
+                        killed += 1;
+                    }
+                }
+                let marker = ws.marker.clone();
+                let root = ws.root.clone();
+                blocking(move || Ok(sweep_in(&marker, None, Some(&root)))).await?;
+            }
+            let root = self.cfg.root.clone();
+            let dir = root.join(session_id);
+            let removed = blocking(move || {
+                remove_within(&root, &dir).map_err(|e| io_error("removing the workspace", e))
+            })
+            .await?;
+            Ok(CleanupReport::new(session_id, removed, killed))
+        }
+        .instrument(span)
+        .await
+    }
+
+    /// Registers an exec session.
+    pub(crate) fn add_exec(&self, ws: &Ws, session: Arc<ExecSession>) {
+        ws.execs.insert(session.id().to_owned(), session);
+    }
+}
+
+/// Resolves what to spawn: the policy's program or `bash -c`, wrapped in
+/// `setsid` for a terminal and in `bwrap` for the sandbox. Blocking (file
+/// checks).
+fn command_line(
+    cfg: &Config,
+    root: &Path,
+    host_cwd: &Path,
+    command: &str,
+    restricted: bool,
+    tty: bool,
+) -> WorkspaceResult<(PathBuf, Vec<OsString>)> {
+    let (program, args): (PathBuf, Vec<String>) = if restricted {
+        let resolved = cfg.policy.check(command, host_cwd)?;
+        (resolved.program, resolved.args)
+    } else {
+        (cfg.bash.clone(), vec!["-c".to_owned(), command.to_owned()])
+    };
+    let (program, args) = if tty {
+        let setsid = SETSID_PATHS
+                .iter()
+                .map(PathBuf::from)
+                .find(|p| p.is_file())
+                .ok_or_else(|| {
+                    WorkspaceError::new(
+                        WorkspaceErrorKind::Unavailable,
+                        "setsid (util-linux) not found at /usr/bin/setsid or /bin/setsid; terminals need it",
+                    )
+                })?;
+        let mut a = vec![
+            "-w".to_owned(),
+            "-c".to_owned(),
+            program.display().to_string(),
+        ];
+        a.extend(args);
+        (setsid, a)
+    } else {
+        (program, args)
+    };
+    let (program, args) = match &cfg.launcher {
+        Launcher::Local => (program, args.into_iter().map(OsString::from).collect()),
+        Launcher::Sandbox(sb) => {
+            let a = sb.args(root, host_cwd, &program, &args)?;
+            (sb.program().to_path_buf(), a)
+        }
+    };
+    Ok((program, args))
+}
+
+/// Writes the editor text and the helper `EDITOR` points at into `dir`.
+fn write_editor(dir: &Path, text: &str) -> WorkspaceResult<PathBuf> {
+    std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
+    let script = dir.join(".editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n",
+    )
+    .map_err(|e| io_error("editor script", e))?;
+    crate::fsutil::set_mode(&script, 0o555).map_err(|e| io_error("editor script", e))?;
+    Ok(script)
+}
+
+fn is_protected(name: &str) -> bool {
+    [
+        ENV_WORKSPACE_DIR,
+        ENV_SKILLS_DIR,
+        ENV_WORK_DIR,
+        ENV_OUTPUT_DIR,
+        ENV_RUN_DIR,
+        ENV_SKILL_NAME,
+        RUN_MARKER_VAR,
+        SESSION_MARKER_VAR,
+    ]
+    .contains(&name)
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// What a finished process did.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) stdout_cut: bool,
+    pub(crate) stderr_cut: bool,
+    pub(crate) exit_code: Option<i32>,
+    pub(crate) timed_out: bool,
+    pub(crate) duration_ms: u64,
+}
+
+/// Spawns a prepared command, feeds stdin, captures output, enforces the
+/// timeout and kills everything the command left behind.
+pub(crate) async fn execute(
+    prepared: &Prepared,
+    stdin: Option<&str>,
+    timeout: Duration,
+    cap: usize,
+) -> WorkspaceResult<Outcome> {
+    let mut cmd = tokio::process::Command::new(&prepared.program);
+    cmd.args(&prepared.args)
+        .current_dir(&prepared.cwd)
+        .env_clear()
+        .envs(&prepared.env)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let started = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| {
+        WorkspaceError::new(
+            WorkspaceErrorKind::Spawn,
+            format!("could not start {}: {e}", prepared.program.display()),
+        )
+    })?;
+    let pgid = child.id();
+    if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        let bytes = text.as_bytes().to_vec();
+        tokio::spawn(async move {
+            let _ = pipe.write_all(&bytes).await;
+            let _ = pipe.shutdown().await;
+        });
+    }
+    let out = child
+        .stdout
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, cap)));
+    let err = child
+        .stderr
+        .take()
+        .map(|p| tokio::spawn(read_capped(p, cap)));
+    let (status, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => (status.ok(), false),
+        Err(_) => {
+            let marker = prepared.marker.clone();
+            let _ = tokio::task::spawn_blocking(move || sweep(&marker, pgid)).await;
+            (child.wait().await.ok(), true)
+        }
+    };
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    if let Some(pgid) = pgid
+        && !timed_out
+        && group_alive(pgid)
+    {
+        kill_group(pgid);
+    }
+    let mut readers = (out, err);
+    let finished = async {
+        let o = match readers.0.as_mut() {
+            Some(h) => h.await.ok(),
+            None => None,
+        };
+        let e = match readers.1.as_mut() {
+            Some(h) => h.await.ok(),
+            None => None,
+        };
+        (o, e)
+    };
+    tokio::pin!(finished);
+    let (o, e) = match tokio::time::timeout(PIPE_GRACE, &mut finished).await {
+        Ok(r) => r,
+        Err(_) => {
+            // Something outside the group still holds the output pipes.
+            let marker = prepared.marker.clone();
+            let _ = tokio::task::spawn_blocking(move || sweep(&marker, pgid)).await;
+            tokio::time::timeout(Duration::from_secs(2), &mut finished)
+                .await
+                .unwrap_or_default()
+        }
+    };
+    let (stdout, stdout_cut) = o.map(|c| c.into_text()).unwrap_or_default();
+    let (stderr, stderr_cut) = e.map(|c| c.into_text()).unwrap_or_default();
+    let exit_code = status.and_then(|s| s.code());
+    Ok(Outcome {
+        stdout,
+        stderr,
+        stdout_cut,
+        stderr_cut,
+        exit_code,
+        timed_out,
+        duration_ms,
+    })
+}

@@ -1,0 +1,72 @@
+//! Workspace runtimes for Agent Skills: the implementations of
+//! [`WorkspaceRuntime`](skills_core::WorkspaceRuntime) that give each agent
+//! session a workspace, stage skills into it and run their scripts.
+//!
+//! * [`LocalRuntime`] runs commands as local processes (`bash -c`), each in its
+//!   own process group, and kills the whole process tree on timeout.
+//! * [`SandboxRuntime`] runs the same commands inside bubblewrap (`bwrap`): new
+//!   user, PID, network, IPC and UTS namespaces, no capabilities, no network,
+//!   the system and the skill read-only, only the workspace writable.
+//! * [`CommandPolicy`] restricts commands to allowed programs, without a shell.
+//! * [`ArtifactService`] stores files a run saves, with versions
+//!   ([`InMemoryArtifacts`], [`FsArtifacts`]).
+//!
+//! # What it must not depend on
+//! No agent, model or provider-discovery code: it depends on `skills-core` for
+//! the trait, the request and result types and the path rules, and on tokio
+//! for processes. `skills-agent` receives an `Arc<dyn WorkspaceRuntime>` and
+//! never depends on this crate.
+//!
+//! # Design
+//! * Workspaces and exec sessions live in concurrent maps keyed by session, so
+//!   concurrent sessions never wait on one lock; all file work runs on tokio's
+//!   blocking pool.
+//! * A staged skill is copied only when its content changed: a cheap
+//!   fingerprint (paths, sizes, times, inodes) is compared first, the content
+//!   hash only when the fingerprint moved.
+//! * Every process a run starts carries a per-run marker in its environment;
+//!   at the end of a run the process group is killed and, when anything may
+//!   be left (a timeout, an output pipe still open), `/proc` is swept for the
+//!   marker, so children that called `setsid` or double-forked die too.
+//! * Output files are opened beneath the workspace by handle
+//!   (`openat2(RESOLVE_BENEATH)`); a link leading out is refused, never read.
+//!
+//! ```no_run
+//! use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
+//! use skills_exec::LocalRuntime;
+//! # async fn demo() -> Result<(), skills_core::WorkspaceError> {
+//! let runtime = LocalRuntime::builder("/tmp/skills-workspaces").build()?;
+//! runtime.stage_skill("session-1", &SkillSource::folder("csv-insights", "examples/skills/csv-insights")).await?;
+//! let result = runtime
+//!     .run("session-1", &RunRequest::new("csv-insights", "echo hi > $OUTPUT_DIR/hi.txt").output_file("out/*.txt"))
+//!     .await?;
+//! assert_eq!(result.output_files[0].name, "out/hi.txt");
+//! # Ok(()) }
+//! ```
+
+mod artifact;
+mod capture;
+mod collect;
+mod engine;
+mod exec;
+mod fsutil;
+mod inputs;
+mod kill;
+mod policy;
+mod runtime;
+mod sandbox;
+mod stage;
+
+pub use artifact::{Artifact, ArtifactService, FsArtifacts, InMemoryArtifacts};
+pub use capture::{DEFAULT_OUTPUT_CAP, cap_text};
+pub use policy::{
+    CommandPolicy, ENV_ALLOWED_COMMANDS, ENV_DENIED_COMMANDS, ParsedCommand, RISKY_ENV_VARS,
+    is_risky_env_var, parse_command,
+};
+pub use runtime::{LocalRuntime, RuntimeBuilder, SandboxRuntime};
+pub use sandbox::{BWRAP_PATHS, SandboxOptions, find_bwrap};
+
+/// The examples in `docs/exec.md`, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/exec.md")]
+pub struct ExecGuide;

@@ -1,0 +1,305 @@
+//! The public runtimes and their builder.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use skills_core::{
+    Attachment, CleanupReport, ExecOutput, ExecRequest, InputSpec, RunRequest, RunResult,
+    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceErrorKind,
+    WorkspaceFile, WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
+};
+
+use crate::artifact::ArtifactService;
+use crate::capture::DEFAULT_OUTPUT_CAP;
+use crate::engine::{Config, Engine, Launcher, find_bash};
+use crate::fsutil::io_error;
+use crate::policy::CommandPolicy;
+use crate::sandbox::{Sandbox, SandboxOptions};
+
+/// Default run timeout when the request gives none: 5 minutes.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+/// Longest timeout a request may ask for: 1 hour.
+const MAX_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Configures a [`LocalRuntime`] or a [`SandboxRuntime`].
+#[derive(Debug, Clone)]
+pub struct RuntimeBuilder {
+    root: PathBuf,
+    policy: CommandPolicy,
+    default_timeout: Duration,
+    max_timeout: Duration,
+    output_cap: usize,
+    artifacts: Option<Arc<dyn ArtifactService>>,
+    provider: Option<Arc<dyn SkillProvider>>,
+    host_input_roots: Vec<PathBuf>,
+    sandbox: SandboxOptions,
+}
+
+impl RuntimeBuilder {
+    fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            policy: CommandPolicy::from_env(),
+            default_timeout: DEFAULT_TIMEOUT,
+            max_timeout: MAX_TIMEOUT,
+            output_cap: DEFAULT_OUTPUT_CAP,
+            artifacts: None,
+            provider: None,
+            host_input_roots: Vec::new(),
+            sandbox: SandboxOptions::default(),
+        }
+    }
+
+    /// Sets the command policy (default: [`CommandPolicy::from_env`]).
+    #[must_use]
+    pub fn policy(mut self, policy: CommandPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Sets the timeout used when a request gives none (default 5 minutes).
+    #[must_use]
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = timeout;
+        self
+    }
+
+    /// Sets the longest timeout a request may ask for (default 1 hour).
+    #[must_use]
+    pub fn max_timeout(mut self, timeout: Duration) -> Self {
+        self.max_timeout = timeout;
+        self
+    }
+
+    /// Sets the cap on captured stdout and stderr, each (default 64 KiB).
+    #[must_use]
+    pub fn output_cap(mut self, bytes: usize) -> Self {
+        self.output_cap = bytes.max(64);
+        self
+    }
+
+    /// Sets the artifact service for `artifact://` inputs and saved outputs.
+    #[must_use]
+    pub fn artifacts(mut self, service: Arc<dyn ArtifactService>) -> Self {
+        self.artifacts = Some(service);
+        self
+    }
+
+    /// Stages skills from `provider` on demand when a run names a skill that
+    /// is not staged yet. Without a provider (the default), a run of a skill
+    /// not staged in the session is refused with
+    /// [`WorkspaceErrorKind::SkillNotLoaded`].
+    #[must_use]
+    pub fn stage_on_demand(mut self, provider: Arc<dyn SkillProvider>) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// Allows `host://` inputs from below `folder` (none are allowed by default).
+    #[must_use]
+    pub fn allow_host_inputs(mut self, folder: impl Into<PathBuf>) -> Self {
+        self.host_input_roots.push(folder.into());
+        self
+    }
+
+    /// Sets the sandbox options (used by [`build_sandbox`](Self::build_sandbox)).
+    #[must_use]
+    pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
+        self.sandbox = options;
+        self
+    }
+
+    fn config(self, launcher: Launcher) -> Result<Config, WorkspaceError> {
+        std::fs::create_dir_all(&self.root)
+            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
+        let root = self
+            .root
+            .canonicalize()
+            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
+        if root.parent().is_none() {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::InvalidRequest,
+                "the workspace root cannot be the file system root",
+            ));
+        }
+        let host_input_roots = self
+            .host_input_roots
+            .iter()
+            .filter_map(|p| p.canonicalize().ok())
+            .collect();
+        Ok(Config {
+            root,
+            launcher,
+            policy: self.policy,
+            default_timeout: self.default_timeout,
+            max_timeout: self.max_timeout,
+            output_cap: self.output_cap,
+            artifacts: self.artifacts,
+            provider: self.provider,
+            host_input_roots,
+            bash: find_bash()?,
+        })
+    }
+
+    /// Builds a [`LocalRuntime`] (creates the workspace root).
+    pub fn build(self) -> Result<LocalRuntime, WorkspaceError> {
+        let cfg = self.config(Launcher::Local)?;
+        Ok(LocalRuntime {
+            engine: Arc::new(Engine::new(cfg, "local")),
+        })
+    }
+
+    /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
+    /// checks once that it can create its namespaces here (blocking, a few
+    /// milliseconds). Fails with [`WorkspaceErrorKind::Unavailable`] when
+    /// bubblewrap is missing or user namespaces are off.
+    pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
+        let sandbox = Sandbox::probe(&self.sandbox)?;
+        let cfg = self.config(Launcher::Sandbox(sandbox))?;
+        Ok(SandboxRuntime {
+            engine: Arc::new(Engine::new(cfg, "sandbox")),
+        })
+    }
+}
+
+/// Runs skill commands as local processes, one workspace per session under a
+/// root folder. No isolation beyond the workspace layout: use it for trusted
+/// skills, or with a [`CommandPolicy`].
+#[derive(Debug, Clone)]
+pub struct LocalRuntime {
+    engine: Arc<Engine>,
+}
+
+impl LocalRuntime {
+    /// A builder for workspaces under `root`.
+    pub fn builder(root: impl Into<PathBuf>) -> RuntimeBuilder {
+        RuntimeBuilder::new(root.into())
+    }
+
+    /// The workspace root folder (canonical).
+    pub fn root(&self) -> &std::path::Path {
+        &self.engine.cfg.root
+    }
+}
+
+/// Runs skill commands inside bubblewrap (see the crate docs for what is
+/// isolated). Built with [`RuntimeBuilder::build_sandbox`].
+#[derive(Debug, Clone)]
+pub struct SandboxRuntime {
+    engine: Arc<Engine>,
+}
+
+impl SandboxRuntime {
+    /// A builder for workspaces under `root`; finish with
+    /// [`RuntimeBuilder::build_sandbox`].
+    pub fn builder(root: impl Into<PathBuf>) -> RuntimeBuilder {
+        RuntimeBuilder::new(root.into())
+    }
+
+    /// The workspace root folder (canonical).
+    pub fn root(&self) -> &std::path::Path {
+        &self.engine.cfg.root
+    }
+}
+
+macro_rules! delegate_runtime {
+    ($ty:ty) => {
+        #[async_trait]
+        impl WorkspaceRuntime for $ty {
+            fn name(&self) -> &str {
+                self.engine.name
+            }
+
+            async fn create_workspace(&self, session_id: &str) -> WorkspaceResult<WorkspaceInfo> {
+                self.engine.create_workspace(session_id).await
+            }
+
+            async fn stage_skill(
+                &self,
+                session_id: &str,
+                skill: &SkillSource,
+            ) -> WorkspaceResult<StagedSkill> {
+                self.engine.stage_skill(session_id, skill).await
+            }
+
+            async fn stage_inputs(
+                &self,
+                session_id: &str,
+                inputs: &[InputSpec],
+            ) -> WorkspaceResult<Vec<StagedInput>> {
+                self.engine.stage_inputs(session_id, inputs).await
+            }
+
+            async fn stage_attachments(
+                &self,
+                session_id: &str,
+                attachments: &[Attachment],
+            ) -> WorkspaceResult<Vec<StagedInput>> {
+                self.engine.stage_attachments(session_id, attachments).await
+            }
+
+            async fn run(
+                &self,
+                session_id: &str,
+                request: &RunRequest,
+            ) -> WorkspaceResult<RunResult> {
+                self.engine.run(session_id, request).await
+            }
+
+            async fn read_file(
+                &self,
+                session_id: &str,
+                path: &str,
+                max_bytes: u64,
+            ) -> WorkspaceResult<WorkspaceFile> {
+                self.engine.read_file(session_id, path, max_bytes).await
+            }
+
+            async fn start_exec(
+                &self,
+                session_id: &str,
+                request: &ExecRequest,
+            ) -> WorkspaceResult<ExecOutput> {
+                crate::exec::start(&self.engine, session_id, request).await
+            }
+
+            async fn write_stdin(
+                &self,
+                session_id: &str,
+                request: &WriteStdinRequest,
+            ) -> WorkspaceResult<ExecOutput> {
+                let session = self.engine.exec_session(session_id, &request.session_id)?;
+                session.write(request).await
+            }
+
+            async fn poll_exec(
+                &self,
+                session_id: &str,
+                exec_id: &str,
+                yield_ms: Option<u64>,
+            ) -> WorkspaceResult<ExecOutput> {
+                let session = self.engine.exec_session(session_id, exec_id)?;
+                Ok(session.poll(yield_ms).await)
+            }
+
+            async fn kill_exec(
+                &self,
+                session_id: &str,
+                exec_id: &str,
+            ) -> WorkspaceResult<ExecOutput> {
+                let session = self.engine.exec_session(session_id, exec_id)?;
+                let _ = session.kill().await;
+                Ok(session.poll(Some(0)).await)
+            }
+
+            async fn cleanup(&self, session_id: &str) -> WorkspaceResult<CleanupReport> {
+                self.engine.cleanup(session_id).await
+            }
+        }
+    };
+}
+
+delegate_runtime!(LocalRuntime);
+delegate_runtime!(SandboxRuntime);

@@ -1,0 +1,140 @@
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use skills_core::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
+
+pub(crate) fn examples_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/skills")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Every example skill, as folder sources.
+pub(crate) fn example_skills() -> Vec<SkillSource> {
+    let mut v: Vec<SkillSource> = std::fs::read_dir(examples_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().join("SKILL.md").is_file())
+        .map(|e| {
+            SkillSource::folder(
+                e.file_name().to_str().unwrap(),
+                e.path().display().to_string(),
+            )
+        })
+        .collect();
+    v.sort_by(|a, b| a.name().cmp(b.name()));
+    assert!(v.len() >= 3, "expected the example skills");
+    v
+}
+
+/// Writes a generated skill with a script and a nested folder.
+pub(crate) fn generated_skill(parent: &Path, name: &str) -> SkillSource {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(dir.join("scripts/lib")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Generated for tests. Use when testing.\n---\nRun scripts/hello.sh.\n"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scripts/hello.sh"),
+        "#!/bin/sh\necho \"hello from $SKILL_NAME\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("scripts/lib/data.txt"), "data\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(
+            dir.join("scripts/hello.sh"),
+            std::fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
+    }
+    SkillSource::folder(name, dir.display().to_string())
+}
+
+pub(crate) async fn run(rt: &dyn WorkspaceRuntime, session: &str, req: RunRequest) -> RunResult {
+    rt.run(session, &req)
+        .await
+        .unwrap_or_else(|e| panic!("run {req:?}: {e}"))
+}
+
+/// The layout checks every staged skill must pass, in any runtime: links,
+/// a writable `.venv`, a file in `out/` collected exactly once. With
+/// `enforced_read_only`, writing to `SKILL.md` must fail.
+pub(crate) async fn check_layout(
+    rt: Arc<dyn WorkspaceRuntime>,
+    session: &str,
+    skill: &SkillSource,
+    enforced_read_only: bool,
+) {
+    let staged = rt.stage_skill(session, skill).await.unwrap();
+    let name = skill.name();
+    let req = RunRequest::new(
+        name,
+        "for l in out work inputs; do [ -L $l ] || echo \"$l is not a link\"; done; \
+         touch .venv/ok && echo venv-ok; \
+         (echo x >> SKILL.md) 2>/dev/null && echo skill-md-writable; \
+         echo \"from $SKILL_NAME\" > out/result.txt",
+    )
+    .output_file("out/**")
+    .output_file("$OUTPUT_DIR/*.txt")
+    .output_file("skills/**/result.txt");
+    let r = run(rt.as_ref(), session, req).await;
+    assert_eq!(r.exit_code, Some(0), "{name}: {r:?}");
+    assert!(!r.stdout.contains("is not a link"), "{name}: {}", r.stdout);
+    assert!(r.stdout.contains("venv-ok"), "{name}: {}", r.stdout);
+    if enforced_read_only {
+        assert!(
+            !r.stdout.contains("skill-md-writable"),
+            "{name}: SKILL.md was writable"
+        );
+    }
+    let results: Vec<_> = r
+        .output_files
+        .iter()
+        .filter(|f| f.name.ends_with("result.txt"))
+        .collect();
+    assert_eq!(results.len(), 1, "{name}: {:?}", r.output_files);
+    assert_eq!(results[0].name, "out/result.txt");
+    assert_eq!(
+        results[0].content.as_deref(),
+        Some(format!("from {name}\n").as_str())
+    );
+    assert_eq!(staged.path, format!("skills/{name}"));
+    rt.cleanup(session).await.unwrap();
+}
+
+/// Processes whose command line contains `token` (Linux).
+pub(crate) fn processes_with(token: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if e.file_name()
+            .to_str()
+            .is_some_and(|s| s.parse::<u32>().is_ok())
+            && let Ok(cmd) = std::fs::read(e.path().join("cmdline"))
+        {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'));
+            if cmd.contains(token) && !zombie {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+/// A command that leaves children behind in every way it can and hangs:
+/// a background child, a `setsid` child, a double fork, a `setsid` double fork.
+pub(crate) fn forking_command(token: &str) -> String {
+    format!(
+        "sleep {token}1 & setsid sleep {token}2 & ( (sleep {token}3 &) & ) ; \
+         ( setsid bash -c 'sleep {token}4 & sleep {token}5' & ) ; sleep {token}6"
+    )
+}

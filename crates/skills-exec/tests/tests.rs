@@ -1,0 +1,14 @@
+//! Integration tests of the runtimes with real processes and files: one test
+//! binary, one module per topic.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+#[path = "suite/common.rs"]
+mod common;
+#[path = "suite/exec.rs"]
+mod exec;
+#[path = "suite/local.rs"]
+mod local;
+#[path = "suite/policy.rs"]
+mod policy;
+#[path = "suite/sandbox.rs"]
+mod sandbox;
