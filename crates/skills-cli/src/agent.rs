@@ -76,9 +76,10 @@ fn model(spec: &str, max_tokens: Option<u32>) -> Result<Arc<dyn Model>, Failure>
                 .find(|(p, _)| *p == provider)
                 .map_or("", |(_, vars)| *vars);
             Failure::usage(if err.kind() == ModelErrorKind::Config {
-                format!("{}; `skills agent --model {provider}:…` reads {needs}", err.message())
+                // The adapter's message names the variable to set.
+                err.message().to_owned()
             } else {
-                err.to_string()
+                format!("{err} (`--model {provider}:…` reads {needs})")
             })
         })
     };
@@ -186,15 +187,17 @@ async fn drive<W: Write>(
             out.flush()?;
         }
         match event {
-            RunEvent::TextDelta { text } => {
-                if !args.json {
-                    write!(out, "{text}")?;
-                    out.flush()?;
-                    ended_line = text.ends_with('\n');
-                }
+            RunEvent::TextDelta { text } if !args.json => {
+                write!(out, "{text}")?;
+                out.flush()?;
+                ended_line = text.ends_with('\n');
             }
             RunEvent::ToolCall { call } if !args.json => {
-                let args_text = call.arguments.to_string();
+                // OpenAI sends arguments as a JSON string: show it as is.
+                let args_text = match &call.arguments {
+                    serde_json::Value::String(raw) => raw.clone(),
+                    other => other.to_string(),
+                };
                 writeln!(
                     err,
                     "[tool] {} {}",

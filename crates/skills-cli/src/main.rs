@@ -9,6 +9,7 @@
 //! Text output escapes control characters in everything that comes from the
 //! file system or a file (see `text`).
 
+mod agent;
 mod catalog_report;
 mod logging;
 mod run;
@@ -159,6 +160,40 @@ enum Command {
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
     },
+    /// Try the skills with a model: run an agent on PROMPT, stream its
+    /// answer to standard output and show tool calls and skill loads on
+    /// standard error.
+    ///
+    /// The endpoint and key come from the environment: OPENAI_API_KEY and
+    /// OPENAI_BASE_URL (openai, openai-responses), ANTHROPIC_API_KEY and
+    /// ANTHROPIC_BASE_URL (anthropic). Exit code: 0 when the model finished;
+    /// 1 when the run failed (HTTP error after retries, step limit,
+    /// interrupted); 2 for a usage error (no key, bad --model).
+    #[command(after_help = AFTER_HELP)]
+    Agent {
+        /// PROVIDER:MODEL, where PROVIDER is `openai`, `openai-responses` or
+        /// `anthropic` (e.g. `anthropic:claude-sonnet-4-5`).
+        #[arg(long, value_name = "PROVIDER:MODEL")]
+        model: String,
+        /// What to ask; `-` reads it from standard input.
+        #[arg(long, value_name = "TEXT")]
+        prompt: String,
+        /// Print every event of the run as one JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// The most model calls before giving up.
+        #[arg(long, value_name = "N", default_value_t = 25)]
+        max_steps: usize,
+        /// The most tokens per answer (Anthropic: 4096 when not given).
+        #[arg(long, value_name = "N")]
+        max_tokens: Option<u32>,
+        /// Offer the trpc-agent tool names (`skill_load`, …) instead of
+        /// `load_skill` and `read_skill_file`.
+        #[arg(long)]
+        trpc: bool,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
     /// Print one file of a skill (a line range of it with --lines).
     #[command(after_help = AFTER_HELP)]
     Read {
@@ -281,7 +316,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         roots,
         standard_roots,
         refresh,
-        verbose: _,
+        verbose,
         command,
     } = cli;
     let sources = Sources {
@@ -422,6 +457,31 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             out.flush()?;
             run::run(provider, args, &mut out, &mut io::stderr().lock())
                 .map_err(|run::RunFailure(message)| Failure::usage(message))
+        }
+        Command::Agent {
+            model,
+            prompt,
+            json,
+            max_steps,
+            max_tokens,
+            trpc,
+            paths,
+        } => {
+            let provider = sources.provider(paths)?;
+            out.flush()?;
+            agent::run(
+                agent::AgentArgs {
+                    model,
+                    prompt,
+                    json,
+                    max_steps,
+                    max_tokens,
+                    trpc,
+                    verbose: verbose > 0,
+                },
+                provider,
+                &mut out,
+            )
         }
         Command::Read {
             name,

@@ -1,0 +1,277 @@
+//! End-to-end tests of `skills agent`: the real binary against a real HTTP
+//! server on 127.0.0.1 that answers in the OpenAI and Anthropic streaming
+//! shapes.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+fn examples() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/skills").to_owned()
+}
+
+/// A server that answers each request with the next canned SSE body and
+/// records the request bodies.
+struct Server {
+    url: String,
+    bodies: Arc<Mutex<Vec<String>>>,
+}
+
+fn serve(replies: Vec<String>) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bodies);
+    thread::spawn(move || {
+        for reply in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut reader = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let lower = line.to_ascii_lowercase();
+                if let Some(value) = lower.strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).unwrap();
+            seen.lock().unwrap().push(String::from_utf8(body).unwrap());
+            let mut stream = reader.into_inner();
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                reply.len()
+            );
+            stream.write_all(head.as_bytes()).unwrap();
+            stream.write_all(reply.as_bytes()).unwrap();
+        }
+    });
+    Server { url, bodies }
+}
+
+fn sse(events: &[&str]) -> String {
+    events.iter().map(|e| format!("data: {e}\n\n")).collect()
+}
+
+fn skills(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills"));
+    cmd.args(args)
+        .env_remove("SKILLS_ROOT")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_BASE_URL")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    } else {
+        drop(child.stdin.take());
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn openai_replies() -> Vec<String> {
+    vec![
+        sse(&[
+            r#"{"id":"r1","model":"m","choices":[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"load_skill","arguments":""}}]},"finish_reason":null}]}"#,
+            r#"{"id":"r1","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"name\":"}}]},"finish_reason":null}]}"#,
+            r#"{"id":"r1","model":"m","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"commit-message\"}"}}]},"finish_reason":null}]}"#,
+            r#"{"id":"r1","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            r#"{"id":"r1","model":"m","choices":[],"usage":{"prompt_tokens":900,"completion_tokens":12,"prompt_tokens_details":{"cached_tokens":0}}}"#,
+            "[DONE]",
+        ]),
+        sse(&[
+            r#"{"id":"r2","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Fix parser "},"finish_reason":null}]}"#,
+            r#"{"id":"r2","model":"m","choices":[{"index":0,"delta":{"content":"crash on empty input"},"finish_reason":null}]}"#,
+            r#"{"id":"r2","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+            r#"{"id":"r2","model":"m","choices":[],"usage":{"prompt_tokens":1400,"completion_tokens":8,"prompt_tokens_details":{"cached_tokens":896}}}"#,
+            "[DONE]",
+        ]),
+    ]
+}
+
+#[test]
+fn streams_the_answer_and_shows_skill_loads_and_tool_calls() {
+    let server = serve(openai_replies());
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "-",
+            &examples(),
+        ],
+        &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &server.url)],
+        Some("Write a commit message for the parser fix."),
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Fix parser crash on empty input\n");
+    assert!(stderr.contains("[tool] load_skill {\"name\":\"commit-message\"}"), "{stderr}");
+    assert!(stderr.contains("[skill] loaded commit-message"), "{stderr}");
+    let bodies = server.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 2);
+    assert!(bodies[0].contains("\"model\":\"test-model\""));
+    assert!(bodies[0].contains("\"stream\":true"));
+    assert!(bodies[0].contains("Write a commit message for the parser fix."));
+    // The second request extends the first byte for byte.
+    let first = bodies[0].trim_end_matches([']', '}']);
+    assert!(bodies[1].starts_with(first), "{}\n---\n{}", bodies[0], bodies[1]);
+}
+
+#[test]
+fn json_prints_every_event_as_one_line() {
+    let server = serve(openai_replies());
+    let out = skills(
+        &[
+            "agent",
+            "--json",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Write a commit message.",
+            &examples(),
+        ],
+        &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &server.url)],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let events: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"request_sent"));
+    assert_eq!(kinds.last(), Some(&"finished"));
+    assert!(kinds.contains(&"tool_call") && kinds.contains(&"skill"), "{kinds:?}");
+    let last = events.last().unwrap();
+    assert_eq!(last["outcome"]["text"], "Fix parser crash on empty input");
+    assert_eq!(last["outcome"]["usage"]["cache_read_tokens"], 896);
+    assert_eq!(last["outcome"]["requests"][1]["extends_previous"], true);
+}
+
+#[test]
+fn anthropic_streams_too() {
+    let replies = vec![
+        [
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m1\",\"model\":\"claude-test\",\"usage\":{\"input_tokens\":50,\"cache_read_input_tokens\":0,\"cache_creation_input_tokens\":700,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello from Claude.\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":5}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        ]
+        .concat(),
+    ];
+    let server = serve(replies);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "anthropic:claude-test",
+            "--max-tokens",
+            "1000",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[("ANTHROPIC_API_KEY", "sk-ant"), ("ANTHROPIC_BASE_URL", &server.url)],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Hello from Claude.\n");
+    let bodies = server.bodies.lock().unwrap();
+    assert!(bodies[0].contains("\"max_tokens\":1000"), "{}", bodies[0]);
+}
+
+#[test]
+fn without_a_key_it_says_what_to_set_and_exits_2() {
+    for (model, var) in [
+        ("openai:gpt-4.1", "OPENAI_API_KEY"),
+        ("openai-responses:gpt-4.1", "OPENAI_API_KEY"),
+        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY"),
+    ] {
+        let out = skills(
+            &["agent", "--model", model, "--prompt", "hi", &examples()],
+            &[],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(2), "{model}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(var), "{model}: {stderr}");
+        assert!(out.stdout.is_empty());
+    }
+    let out = skills(
+        &["agent", "--model", "gpt-4.1", "--prompt", "hi", &examples()],
+        &[],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("PROVIDER:MODEL"));
+}
+
+#[test]
+fn an_http_error_after_retries_exits_1_with_the_providers_message() {
+    // A server that answers every request with a 400 and an OpenAI error body.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let reply = r#"{"error":{"message":"The model `nope` does not exist","type":"invalid_request_error"}}"#;
+            let mut stream = reader.into_inner();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    let out = skills(
+        &["agent", "--model", "openai:nope", "--prompt", "hi", &examples()],
+        &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("does not exist"), "{stderr}");
+    assert!(stderr.contains("404"), "{stderr}");
+}
