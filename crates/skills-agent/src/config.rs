@@ -109,8 +109,30 @@ pub trait ExecutionTools: MaybeSend + MaybeSync + fmt::Debug {
     /// skill tools or user tools.
     fn tools(&self) -> Vec<ToolSpec>;
 
-    /// Runs one of [`ExecutionTools::tools`] and returns the result text.
-    async fn call(&self, tool: &str, arguments: &Value) -> Result<String, ToolError>;
+    /// Runs one of [`ExecutionTools::tools`] for the session `context`
+    /// describes and returns the result text.
+    async fn call(
+        &self,
+        context: &ExecContext<'_>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, ToolError>;
+}
+
+/// What an [`ExecutionTools`] call knows about the session that made it.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct ExecContext<'a> {
+    /// The session's id ([`Session::id`](crate::Session::id)): a runtime
+    /// keeps one workspace per session.
+    pub session_id: &'a str,
+    /// The skills loaded in the session now (a run may be refused for a skill
+    /// that is not loaded).
+    pub loaded: &'a BTreeSet<String>,
+    /// The agent's skill provider (to stage a skill's files).
+    pub provider: &'a Arc<dyn SkillProvider>,
+    /// The name of the load tool, for messages.
+    pub load_tool: &'a str,
 }
 
 /// Replaces the text around the catalog (Eino's custom prompt hook).

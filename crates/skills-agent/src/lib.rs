@@ -39,6 +39,7 @@
 #[cfg(any(feature = "openai", feature = "anthropic"))]
 mod adapters;
 mod config;
+mod exec_tools;
 mod mention;
 mod message;
 mod model;
@@ -64,9 +65,10 @@ pub use adapters::{ANTHROPIC_VERSION, Anthropic};
 #[cfg(feature = "openai")]
 pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{
-    Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecutionTools, Lifetime,
-    Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
+    Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecContext, ExecutionTools,
+    Lifetime, Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
 };
+pub use exec_tools::WorkspaceTools;
 pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};
 pub use model::{

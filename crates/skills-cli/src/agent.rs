@@ -12,16 +12,20 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use skills_agent::{
     Agent, Anthropic, CancelToken, Event, Model, ModelError, ModelErrorKind, OpenAiChat,
-    OpenAiResponses, RunEvent, Runner, Surface,
+    OpenAiResponses, Profile, RunEvent, Runner, Surface, WorkspaceTools,
 };
-use skills_core::SkillProvider;
+use skills_core::{SkillProvider, WorkspaceRuntime};
+use skills_exec::{LocalRuntime, SandboxRuntime};
 
 use crate::Failure;
 use crate::text;
 
 /// The providers `--model` accepts, with the variables their adapter reads.
 const PROVIDERS: &[(&str, &str)] = &[
-    ("openai", "OPENAI_API_KEY (and OPENAI_BASE_URL for another server)"),
+    (
+        "openai",
+        "OPENAI_API_KEY (and OPENAI_BASE_URL for another server)",
+    ),
     (
         "openai-responses",
         "OPENAI_API_KEY (and OPENAI_BASE_URL for another server)",
@@ -50,6 +54,17 @@ pub(crate) struct AgentArgs {
     pub(crate) trpc: bool,
     /// `-v` given.
     pub(crate) verbose: bool,
+    /// Give the model the run tools on this runtime.
+    pub(crate) run: Option<RunMode>,
+}
+
+/// Where `--run` runs the model's commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum RunMode {
+    /// Directly on this machine, in a workspace per session.
+    Local,
+    /// Inside the bubblewrap sandbox (no network, only the workspace writable).
+    Sandbox,
 }
 
 /// Builds the model `PROVIDER:MODEL` names, from the environment.
@@ -61,7 +76,9 @@ fn model(spec: &str, max_tokens: Option<u32>) -> Result<Arc<dyn Model>, Failure>
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let Some((provider, name)) = spec.split_once(':').filter(|(p, m)| !p.is_empty() && !m.is_empty())
+    let Some((provider, name)) = spec
+        .split_once(':')
+        .filter(|(p, m)| !p.is_empty() && !m.is_empty())
     else {
         return Err(Failure::usage(format!(
             "--model takes PROVIDER:MODEL (for example `openai:gpt-4.1` or \
@@ -159,15 +176,51 @@ async fn drive<W: Write>(
     } else {
         Surface::Default
     };
-    let agent = Agent::builder("skills", provider)
+    let mut builder = Agent::builder("skills", provider)
         .instructions(
             "You are a helpful assistant. When a skill in the list fits the task, load it and \
              follow it.",
         )
-        .surface(surface)
+        .surface(surface.clone());
+    let root = std::env::temp_dir().join(format!("skills-agent-{}", std::process::id()));
+    let runtime: Option<Arc<dyn WorkspaceRuntime>> = match args.run {
+        None => None,
+        Some(RunMode::Local) => Some(Arc::new(
+            LocalRuntime::builder(&root)
+                .build()
+                .map_err(|err| Failure::usage(err.to_string()))?,
+        )),
+        Some(RunMode::Sandbox) => Some(Arc::new(
+            SandboxRuntime::builder(&root)
+                .build_sandbox()
+                .map_err(|err| Failure::usage(err.to_string()))?,
+        )),
+    };
+    if let Some(runtime) = &runtime {
+        builder = builder
+            .profile(Profile::Full)
+            .executor(Arc::new(WorkspaceTools::new(Arc::clone(runtime), &surface)));
+    }
+    let agent = builder
         .build()
         .map_err(|err| Failure::usage(err.to_string()))?;
     let mut session = agent.start_session().await?;
+    let result = stream_run(&args, model, &mut session, prompt, out).await;
+    if let Some(runtime) = &runtime {
+        // The workspace is this run's only: remove it, and the root with it.
+        let _ = runtime.cleanup(session.id()).await;
+        let _ = std::fs::remove_dir(&root);
+    }
+    result
+}
+
+async fn stream_run<W: Write>(
+    args: &AgentArgs,
+    model: Arc<dyn Model>,
+    session: &mut skills_agent::Session,
+    prompt: String,
+    out: &mut W,
+) -> Result<u8, Failure> {
     let runner = Runner::builder(model).max_steps(args.max_steps).build();
     let cancel = CancelToken::new();
     let on_interrupt = cancel.clone();
@@ -176,7 +229,7 @@ async fn drive<W: Write>(
             on_interrupt.cancel();
         }
     });
-    let mut events = runner.run_with_cancel(&mut session, prompt, cancel);
+    let mut events = runner.run_with_cancel(session, prompt, cancel);
     let mut err = io::stderr().lock();
     let mut code = 1;
     let mut ended_line = true;
@@ -215,7 +268,11 @@ async fn drive<W: Write>(
                 writeln!(
                     err,
                     "[{}] {}: {}",
-                    if is_error { "tool error" } else { "tool result" },
+                    if is_error {
+                        "tool error"
+                    } else {
+                        "tool result"
+                    },
                     text::line(&tool),
                     text::line(&clip(first, 200))
                 )?;

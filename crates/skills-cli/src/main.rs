@@ -191,6 +191,11 @@ enum Command {
         /// `load_skill` and `read_skill_file`.
         #[arg(long)]
         trpc: bool,
+        /// Give the model tools that run the skills' commands: `local`
+        /// (directly, in a throw-away workspace) or `sandbox` (bubblewrap:
+        /// no network, only the workspace writable).
+        #[arg(long, value_enum, value_name = "local|sandbox")]
+        run: Option<agent::RunMode>,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -465,6 +470,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             max_steps,
             max_tokens,
             trpc,
+            run,
             paths,
         } => {
             let provider = sources.provider(paths)?;
@@ -478,6 +484,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     max_tokens,
                     trpc,
                     verbose: verbose > 0,
+                    run,
                 },
                 provider,
                 &mut out,

@@ -81,7 +81,12 @@ fn skills(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     }
     let mut child = cmd.spawn().unwrap();
     if let Some(text) = stdin {
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
     } else {
         drop(child.stdin.take());
     }
@@ -124,13 +129,19 @@ fn streams_the_answer_and_shows_skill_loads_and_tool_calls() {
             "-",
             &examples(),
         ],
-        &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &server.url)],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
         Some("Write a commit message for the parser fix."),
     );
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout, "Fix parser crash on empty input\n");
-    assert!(stderr.contains("[tool] load_skill {\"name\":\"commit-message\"}"), "{stderr}");
+    assert!(
+        stderr.contains("[tool] load_skill {\"name\":\"commit-message\"}"),
+        "{stderr}"
+    );
     assert!(stderr.contains("[skill] loaded commit-message"), "{stderr}");
     let bodies = server.bodies.lock().unwrap();
     assert_eq!(bodies.len(), 2);
@@ -139,7 +150,12 @@ fn streams_the_answer_and_shows_skill_loads_and_tool_calls() {
     assert!(bodies[0].contains("Write a commit message for the parser fix."));
     // The second request extends the first byte for byte.
     let first = bodies[0].trim_end_matches([']', '}']);
-    assert!(bodies[1].starts_with(first), "{}\n---\n{}", bodies[0], bodies[1]);
+    assert!(
+        bodies[1].starts_with(first),
+        "{}\n---\n{}",
+        bodies[0],
+        bodies[1]
+    );
 }
 
 #[test]
@@ -155,7 +171,10 @@ fn json_prints_every_event_as_one_line() {
             "Write a commit message.",
             &examples(),
         ],
-        &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &server.url)],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
         None,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -166,7 +185,10 @@ fn json_prints_every_event_as_one_line() {
     let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(kinds.first(), Some(&"request_sent"));
     assert_eq!(kinds.last(), Some(&"finished"));
-    assert!(kinds.contains(&"tool_call") && kinds.contains(&"skill"), "{kinds:?}");
+    assert!(
+        kinds.contains(&"tool_call") && kinds.contains(&"skill"),
+        "{kinds:?}"
+    );
     let last = events.last().unwrap();
     assert_eq!(last["outcome"]["text"], "Fix parser crash on empty input");
     assert_eq!(last["outcome"]["usage"]["cache_read_tokens"], 896);
@@ -198,7 +220,10 @@ fn anthropic_streams_too() {
             "hi",
             &examples(),
         ],
-        &[("ANTHROPIC_API_KEY", "sk-ant"), ("ANTHROPIC_BASE_URL", &server.url)],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &server.url),
+        ],
         None,
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -266,7 +291,14 @@ fn an_http_error_after_retries_exits_1_with_the_providers_message() {
         }
     });
     let out = skills(
-        &["agent", "--model", "openai:nope", "--prompt", "hi", &examples()],
+        &[
+            "agent",
+            "--model",
+            "openai:nope",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
         &[("OPENAI_API_KEY", "sk-test"), ("OPENAI_BASE_URL", &url)],
         None,
     );
@@ -274,4 +306,93 @@ fn an_http_error_after_retries_exits_1_with_the_providers_message() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("does not exist"), "{stderr}");
     assert!(stderr.contains("404"), "{stderr}");
+}
+
+fn run_replies() -> Vec<String> {
+    let call = |id: &str, name: &str, args: &str| {
+        let args = serde_json::to_string(args).unwrap();
+        sse(&[
+            &format!(
+                r#"{{"id":"r","model":"m","choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}]}}"#
+            ),
+            r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+            "[DONE]",
+        ])
+    };
+    vec![
+        call("c1", "load_skill", r#"{"name":"csv-insights"}"#),
+        call(
+            "c2",
+            "run_skill_command",
+            r#"{"skill":"csv-insights","command":"python3 scripts/profile_csv.py assets/sample-orders.csv"}"#,
+        ),
+        sse(&[
+            r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"10 rows."},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]),
+    ]
+}
+
+/// `--run local` gives the model the run tools: the command really runs in
+/// the skill's folder, and its output reaches the model.
+#[test]
+fn run_local_lets_the_model_run_a_skill_script() {
+    let server = serve(run_replies());
+    let out = skills(
+        &[
+            "agent",
+            "--run",
+            "local",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Profile the sample orders.",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "10 rows.\n");
+    assert!(stderr.contains("[tool] run_skill_command"), "{stderr}");
+    let bodies = server.bodies.lock().unwrap();
+    assert!(
+        bodies[0].contains("\"name\":\"run_skill_command\""),
+        "the tool is offered"
+    );
+    assert!(bodies[2].contains("- Rows: 10"), "{}", bodies[2]);
+    assert!(bodies[2].contains("exit_code"), "{}", bodies[2]);
+}
+
+/// Without `--run` the model has no run tool: the call gets an error result.
+#[test]
+fn without_run_the_run_tool_does_not_exist() {
+    let server = serve(run_replies());
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Profile the sample orders.",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies = server.bodies.lock().unwrap();
+    assert!(!bodies[0].contains("run_skill_command"));
+    assert!(
+        bodies[2].contains("no tool named `run_skill_command`"),
+        "{}",
+        bodies[2]
+    );
 }

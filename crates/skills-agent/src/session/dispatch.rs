@@ -63,7 +63,14 @@ impl Session {
             .any(|t| t.name == call.name)
             && let Some(executor) = config.executor.clone()
         {
-            let message = match executor.call(&call.name, &call.arguments).await {
+            let loaded = self.loaded();
+            let context = ExecContext {
+                session_id: &self.id,
+                loaded: &loaded,
+                provider: self.agent.provider(),
+                load_tool: self.agent.surface().load_tool(),
+            };
+            let message = match executor.call(&context, &call.name, &call.arguments).await {
                 Ok(text) => Message::tool_result(&call.id, &call.name, text),
                 Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
             };

@@ -25,7 +25,7 @@ use skills_core::{
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
+use crate::config::{Agent, CatalogMode, ExecContext, Lifetime, Materialization, PromptContext};
 use crate::mention::mentions;
 use crate::message::{
     CATALOG_DELTA_KEY, COMPACTION_KEY, DOCS_KEY, MENTION_KEY, Message, Role, TOOLS_KEY, TOUCH_KEY,
@@ -173,6 +173,8 @@ pub enum Dispatch {
 /// One agent's conversation with its skills.
 #[derive(Debug)]
 pub struct Session {
+    /// The session's id (workspaces of execution runtimes are per id).
+    id: String,
     agent: Agent,
     /// The catalog the prompt was rendered from.
     pinned: Catalog,
@@ -305,6 +307,7 @@ impl Session {
             .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text))
             .collect();
         Self {
+            id: session_id(agent.name()),
             skill_tools,
             current: pinned.clone(),
             agent,
@@ -320,6 +323,20 @@ impl Session {
             skills_on,
             listed_at,
         }
+    }
+
+    /// The session's id: the agent's name (letters, digits, `-`, `_` and `.`
+    /// kept, anything else as `_`), a dash and a number unique in this
+    /// process. Execution runtimes keep one workspace per id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Replaces the session's id (a stored session resumed after a restart
+    /// keeps its old one). Runtimes accept 1 to 128 ASCII letters, digits,
+    /// `-`, `_` and `.`.
+    pub fn set_id(&mut self, id: impl Into<String>) {
+        self.id = id.into();
     }
 
     /// The agent this session belongs to.
@@ -401,6 +418,25 @@ pub(super) fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata>
         .entries()
         .iter()
         .filter(|m| !m.extensions.disable_model_invocation)
+}
+
+/// A new session id for `agent`: its name made safe for a folder name, and
+/// a number unique in this process.
+fn session_id(agent: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let name: String = agent
+        .chars()
+        .take(64)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{name}-{n}")
 }
 
 pub(super) fn join_nonempty(a: &str, b: &str) -> String {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 use skills_agent::{
-    AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, ExecutionTools, Profile,
-    Surface, ToolError, ToolErrorKind, ToolSpec,
+    AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, ExecContext, ExecutionTools,
+    Profile, Surface, ToolError, ToolErrorKind, ToolSpec,
 };
 
 use super::support::{builder, call_err, call_ok, dispatch_in_turn, plain_tool, start, tool_names};
@@ -22,7 +22,12 @@ impl ExecutionTools for TestRuntime {
         vec![plain_tool("run_script"), plain_tool("run_failing")]
     }
 
-    async fn call(&self, tool: &str, arguments: &Value) -> Result<String, ToolError> {
+    async fn call(
+        &self,
+        _: &ExecContext<'_>,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, ToolError> {
         match tool {
             "run_script" => Ok(format!(
                 "ran {}",
@@ -175,7 +180,7 @@ fn pool_and_executor_tools_may_not_shadow_skill_tools() {
         fn tools(&self) -> Vec<ToolSpec> {
             vec![plain_tool("load_skill")]
         }
-        async fn call(&self, _: &str, _: &Value) -> Result<String, ToolError> {
+        async fn call(&self, _: &ExecContext<'_>, _: &str, _: &Value) -> Result<String, ToolError> {
             Ok(String::new())
         }
     }
