@@ -525,9 +525,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         } => {
             // The tables load while discovery runs.
             let loader = std::thread::spawn(move || report::Bpe::load(tokenizer));
-            let defaults = paths.is_empty()
-                && sources.roots.is_empty()
-                && remote::roots_from_env().is_empty();
+            let defaults =
+                paths.is_empty() && sources.roots.is_empty() && remote::roots_from_env().is_empty();
             let (mut roots, explicit) = if defaults {
                 (report::default_roots(), Vec::new())
             } else {

@@ -92,10 +92,7 @@ pub(crate) fn claude_code(entries: &[Entry], window_tokens: usize) -> Outcome {
         .iter()
         .map(|e| cap_chars(&e.description, CLAUDE_CODE_DESCRIPTION_CAP))
         .collect();
-    let wanted: usize = entries
-        .iter()
-        .map(|e| full_line(e, &e.description))
-        .sum();
+    let wanted: usize = entries.iter().map(|e| full_line(e, &e.description)).sum();
     let mut fates: Vec<Fate> = entries
         .iter()
         .map(|e| {
@@ -340,12 +337,7 @@ mod tests {
         assert_eq!(out.limit, 20);
         assert_eq!(
             out.fates,
-            [
-                Fate::NameOnly,
-                Fate::NameOnly,
-                Fate::Dropped,
-                Fate::Dropped
-            ]
+            [Fate::NameOnly, Fate::NameOnly, Fate::Dropped, Fate::Dropped]
         );
         assert_eq!(out.used, 16);
     }

@@ -358,7 +358,11 @@ fn budgets(
         .iter()
         .map(|m| Entry {
             name: m.name.as_str().to_owned(),
-            description: m.description.split_whitespace().collect::<Vec<_>>().join(" "),
+            description: m
+                .description
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
             path: format!("r0/{}/SKILL.md", folder(m.name.as_str())),
         })
         .collect();
@@ -425,8 +429,8 @@ fn budgets(
 /// Our renderer under `Budget::percent_of_window(window, 2)` with the
 /// description cap; what it kept is read back from the rendered text.
 fn ours(catalog: &Catalog, entries: &[Entry], counter: &Bpe, window: usize) -> Outcome {
-    let budget = Budget::percent_of_window(window, OUR_PERCENT)
-        .with_description_cap(OUR_DESCRIPTION_CAP);
+    let budget =
+        Budget::percent_of_window(window, OUR_PERCENT).with_description_cap(OUR_DESCRIPTION_CAP);
     let options = RenderOptions::default()
         .with_budget(budget)
         .with_token_counter(std::sync::Arc::new(counter.clone()));
@@ -457,7 +461,9 @@ fn ours(catalog: &Catalog, entries: &[Entry], counter: &Bpe, window: usize) -> O
 /// Parses a context window size: `200k`, `1m`, `128000` (k = 1 000,
 /// m = 1 000 000).
 pub(crate) fn parse_context(text: &str) -> Result<usize, String> {
-    let bad = || format!("invalid context window `{text}`: use a number of tokens, e.g. 200k, 1m or 128000");
+    let bad = || {
+        format!("invalid context window `{text}`: use a number of tokens, e.g. 200k, 1m or 128000")
+    };
     let lower = text.trim().to_ascii_lowercase();
     let (digits, scale) = match lower.as_bytes().last() {
         Some(b'k') => (&lower[..lower.len() - 1], 1_000),

@@ -5,8 +5,8 @@
 
 use std::io::{self, Write};
 
-use super::budget::{Fate, Unit};
 use super::Report;
+use super::budget::{Fate, Unit};
 use crate::text::line;
 
 /// ANSI colours, or nothing.
@@ -168,7 +168,11 @@ fn write_budgets(out: &mut impl Write, report: &Report, style: Style) -> io::Res
             Unit::Chars => "chars",
             Unit::Tokens => "tokens",
         };
-        let agent = format!("{}{}", b.agent, if b.assumption.is_some() { "*" } else { "" });
+        let agent = format!(
+            "{}{}",
+            b.agent,
+            if b.assumption.is_some() { "*" } else { "" }
+        );
         writeln!(
             out,
             "{agent:width$}  {:>16}  {:>9}  {:>9}  {:>5}  {:>9}  {:>9}  {:>7}",
@@ -223,7 +227,8 @@ fn shorten_list(names: &[String]) -> String {
 }
 
 fn write_diagnostics(out: &mut impl Write, report: &Report, style: Style) -> io::Result<()> {
-    let any = !report.diagnostics.is_empty() || report.skills.iter().any(|s| !s.diagnostics.is_empty());
+    let any =
+        !report.diagnostics.is_empty() || report.skills.iter().any(|s| !s.diagnostics.is_empty());
     if !any {
         return Ok(());
     }
