@@ -10,8 +10,10 @@ mod html;
 mod table;
 mod tokens;
 
+use std::collections::{HashMap, HashSet};
 use std::io::{self, IsTerminal as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -193,7 +195,7 @@ pub(crate) fn build(
         }
         let catalog_tokens = meta
             .filter(|_| !duplicate)
-            .and_then(|m| per_entry.get(&escaped(m.name.as_str())).copied());
+            .and_then(|m| per_entry.get(&escaped(m.name.as_str())).map(|(_, n)| *n));
         if meta.is_some() && !duplicate {
             totals.loaded += 1;
             totals.body_tokens += body.unwrap_or(0);
@@ -231,7 +233,12 @@ pub(crate) fn build(
         roots: roots.iter().map(|r| r.display().to_string()).collect(),
         totals,
         skills,
-        budgets: budgets(discovery, &catalog, counter, context_window),
+        budgets: budgets(
+            discovery,
+            &catalog,
+            memo(counter, &rendered, catalog_tokens, per_entry),
+            context_window,
+        ),
         diagnostics,
     }
 }
@@ -260,17 +267,61 @@ fn escaped(name: &str) -> String {
     out
 }
 
-/// The tokens of each entry line of an XML catalog, by escaped name.
-fn entry_tokens(rendered: &str, counter: &Bpe) -> std::collections::HashMap<String, usize> {
+/// The entry lines of an XML catalog with their tokens (counted on every
+/// core), keyed by the escaped name.
+fn entry_tokens(rendered: &str, counter: &Bpe) -> HashMap<String, (String, usize)> {
     const START: &str = "<skill name=\"";
-    rendered
+    let lines: Vec<(&str, &str)> = rendered
         .split_inclusive('\n')
         .filter_map(|line| {
             let rest = line.strip_prefix(START)?;
             let (name, _) = rest.split_once("\">")?;
-            Some((name.to_owned(), counter.count(line)))
+            Some((name, line))
         })
+        .collect();
+    let counts = par_map(&lines, |(_, line)| counter.count(line));
+    lines
+        .into_iter()
+        .zip(counts)
+        .map(|((name, line), n)| (name.to_owned(), (line.to_owned(), n)))
         .collect()
+}
+
+/// Counts with the BPE, answering texts already counted from memory (the
+/// budgeted render counts each entry line again).
+#[derive(Debug)]
+struct Memo {
+    bpe: Bpe,
+    known: HashMap<String, usize>,
+}
+
+impl TokenCounter for Memo {
+    fn count(&self, text: &str) -> usize {
+        match self.known.get(text) {
+            Some(n) => *n,
+            None => self.bpe.count(text),
+        }
+    }
+}
+
+/// `f` over `items` on one thread per core (in order).
+fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    if threads < 2 || items.len() < 32 {
+        return items.iter().map(f).collect();
+    }
+    let chunk = items.len().div_ceil(threads);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// Body tokens, document tokens and document count of every skill, on one
@@ -293,22 +344,7 @@ fn count_all(
         }
         out
     };
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let out = if threads < 2 || skills.len() < 32 {
-        skills.iter().map(count_one).collect()
-    } else {
-        let chunk = skills.len().div_ceil(threads);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = skills
-                .chunks(chunk)
-                .map(|part| scope.spawn(|| part.iter().map(count_one).collect::<Vec<_>>()))
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
-        })
-    };
+    let out = par_map(skills, count_one);
     if drew.load(Ordering::Relaxed) {
         eprintln!("\rcounting tokens: {} skills, done", skills.len());
     }
@@ -334,11 +370,26 @@ fn count_skill(
     (Some(body), Some(tokens), docs.len())
 }
 
+/// A [`Memo`] that knows the unbudgeted catalog and its entry lines.
+fn memo(
+    counter: &Bpe,
+    rendered: &str,
+    tokens: usize,
+    per_entry: HashMap<String, (String, usize)>,
+) -> Memo {
+    let mut known: HashMap<String, usize> = per_entry.into_values().collect();
+    known.insert(rendered.to_owned(), tokens);
+    Memo {
+        bpe: counter.clone(),
+        known,
+    }
+}
+
 /// The budget rows: Claude Code, Codex and ours.
 fn budgets(
     discovery: &Discovery,
     catalog: &Catalog,
-    counter: &Bpe,
+    counter: Memo,
     window: usize,
 ) -> Vec<BudgetRow> {
     let visible: Vec<&SkillMetadata> = catalog
@@ -428,19 +479,24 @@ fn budgets(
 
 /// Our renderer under `Budget::percent_of_window(window, 2)` with the
 /// description cap; what it kept is read back from the rendered text.
-fn ours(catalog: &Catalog, entries: &[Entry], counter: &Bpe, window: usize) -> Outcome {
+fn ours(catalog: &Catalog, entries: &[Entry], counter: Memo, window: usize) -> Outcome {
     let budget =
         Budget::percent_of_window(window, OUR_PERCENT).with_description_cap(OUR_DESCRIPTION_CAP);
+    let counter = Arc::new(counter);
     let options = RenderOptions::default()
         .with_budget(budget)
-        .with_token_counter(std::sync::Arc::new(counter.clone()));
+        .with_token_counter(counter.clone());
     let rendered = catalog.render(&options);
-    let kept = entry_tokens(&rendered, counter);
+    let kept: HashSet<&str> = rendered
+        .lines()
+        .filter_map(|line| line.strip_prefix("<skill name=\"")?.split_once("\">"))
+        .map(|(name, _)| name)
+        .collect();
     let full = catalog.render(&RenderOptions::default());
     let fates = entries
         .iter()
         .map(|e| {
-            if !kept.contains_key(&escaped(&e.name)) {
+            if !kept.contains(escaped(&e.name).as_str()) {
                 Fate::Dropped
             } else if e.description.chars().count() > OUR_DESCRIPTION_CAP {
                 Fate::Shortened
