@@ -46,12 +46,12 @@ pub(crate) fn write_html(out: &mut impl Write, report: &Report) -> io::Result<()
         esc(report.tokenizer.library),
         esc(report.tokenizer.note)
     );
-    let _ = write!(
+    let _ = writeln!(
         page,
         "<table id=\"totals\"><tr><th>injection</th><th>tokens</th><th>catalog saves</th></tr>\
 <tr><td>catalog only</td><td>{}</td><td></td></tr>\
 <tr><td>full: bodies</td><td>{}</td><td>{:.1}%</td></tr>\
-<tr><td>full: bodies and docs</td><td>{}</td><td>{:.1}%</td></tr></table>\n",
+<tr><td>full: bodies and docs</td><td>{}</td><td>{:.1}%</td></tr></table>",
         t.catalog_tokens,
         t.body_tokens,
         t.saving_vs_bodies_percent,

@@ -338,7 +338,7 @@ fn count_all(
     let count_one = |s: &DiscoveredSkill| {
         let out = count_skill(s, fs, counter);
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-        if progress && n % 64 == 0 && started.elapsed() > Duration::from_millis(300) {
+        if progress && n.is_multiple_of(64) && started.elapsed() > Duration::from_millis(300) {
             drew.store(true, Ordering::Relaxed);
             eprint!("\rcounting tokens: {n}/{} skills", skills.len());
         }
@@ -417,6 +417,21 @@ fn budgets(
             path: format!("r0/{}/SKILL.md", folder(m.name.as_str())),
         })
         .collect();
+    // Claude Code caps the description and `when_to_use` together.
+    let with_when: Vec<Entry> = entries
+        .iter()
+        .zip(&visible)
+        .map(|(e, m)| {
+            let mut e = e.clone();
+            if let Some(when) = &m.extensions.when_to_use {
+                let when = when.split_whitespace().collect::<Vec<_>>().join(" ");
+                if !when.is_empty() {
+                    e.description = format!("{} {when}", e.description);
+                }
+            }
+            e
+        })
+        .collect();
     let row = |agent, rule: String, source, assumption, outcome: Outcome| BudgetRow {
         agent,
         rule,
@@ -443,7 +458,7 @@ fn budgets(
         row(
             "Claude Code",
             format!(
-                "{}% of the context window in characters (4 per token), descriptions capped at {} characters; over budget, descriptions are removed (names stay)",
+                "{}% of the context window in characters (4 per token), description and `when_to_use` capped at {} characters; over budget, descriptions are removed (names stay)",
                 budget::CLAUDE_CODE_PERCENT,
                 budget::CLAUDE_CODE_DESCRIPTION_CAP
             ),
@@ -451,7 +466,7 @@ fn budgets(
             Some(
                 "the 4 characters per token and the order descriptions are removed in (Claude Code ranks by use; the report removes from the end of the list) are not documented",
             ),
-            budget::claude_code(&entries, window),
+            budget::claude_code(&with_when, window),
         ),
         row(
             "Codex",
