@@ -4,8 +4,8 @@
 //!
 //! Each rule is a model of what the agent does, written from its public source
 //! (see `docs/report.md` for the citations). Where a detail could not be
-//! confirmed, the rule says so ([`AgentRule::assumptions`]) and the report
-//! labels its row as an assumption.
+//! confirmed, the report says so (`BudgetRow::assumption`) and marks the
+//! row as partly an assumption.
 
 use serde::Serialize;
 

@@ -2,7 +2,7 @@
 //! fits the budgets of the agents an author targets.
 //!
 //! The data is gathered once ([`build`]) into a [`Report`], which serializes as
-//! the `--json` output and is written as a text table ([`text`]) or one HTML
+//! the `--json` output and is written as a text table ([`table`]) or one HTML
 //! page ([`html`]). Token counts come from a real BPE tokenizer ([`tokens`]).
 
 mod budget;
@@ -27,6 +27,8 @@ use skills_fs::{DiscoveredSkill, Discovery, FsOptions, SkillFs};
 pub(crate) use html::write_html;
 pub(crate) use table::{Style, write_text};
 pub(crate) use tokens::{Bpe, Tokenizer};
+
+use tokens::LineMemo;
 
 use budget::{Entry, Fate, Outcome, Unit};
 
@@ -306,16 +308,34 @@ impl TokenCounter for Memo {
 
 /// `f` over `items` on one thread per core (in order).
 fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    par_map_with(items, || (), |(), item| f(item))
+}
+
+/// `f` over `items` on one thread per core (in order), each thread with its
+/// own state from `init`.
+fn par_map_with<T: Sync, R: Send, S>(
+    items: &[T],
+    init: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<R> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     if threads < 2 || items.len() < 32 {
-        return items.iter().map(f).collect();
+        let mut state = init();
+        return items.iter().map(|item| f(&mut state, item)).collect();
     }
     let chunk = items.len().div_ceil(threads);
-    let f = &f;
+    let (f, init) = (&f, &init);
     std::thread::scope(|scope| {
         let handles: Vec<_> = items
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(f).collect::<Vec<R>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut state = init();
+                    part.iter()
+                        .map(|item| f(&mut state, item))
+                        .collect::<Vec<R>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -335,8 +355,8 @@ fn count_all(
     let started = Instant::now();
     let progress = io::stderr().is_terminal();
     let drew = std::sync::atomic::AtomicBool::new(false);
-    let count_one = |s: &DiscoveredSkill| {
-        let out = count_skill(s, fs, counter);
+    let count_one = |memo: &mut LineMemo, s: &DiscoveredSkill| {
+        let out = count_skill(s, fs, counter, memo);
         let n = done.fetch_add(1, Ordering::Relaxed) + 1;
         if progress && n.is_multiple_of(64) && started.elapsed() > Duration::from_millis(300) {
             drew.store(true, Ordering::Relaxed);
@@ -344,7 +364,7 @@ fn count_all(
         }
         out
     };
-    let out = par_map(skills, count_one);
+    let out = par_map_with(skills, LineMemo::new, count_one);
     if drew.load(Ordering::Relaxed) {
         eprintln!("\rcounting tokens: {} skills, done", skills.len());
     }
@@ -355,16 +375,17 @@ fn count_skill(
     skill: &DiscoveredSkill,
     fs: &SkillFs,
     counter: &Bpe,
+    memo: &mut LineMemo,
 ) -> (Option<usize>, Option<usize>, usize) {
     let Some(document) = &skill.document else {
         return (None, None, 0);
     };
-    let body = counter.count(&document.body);
+    let body = counter.count_lines(&document.body, memo);
     let docs = docs_in(&fs.list_resources(&skill.dir));
     let mut tokens = 0;
     for doc in &docs {
         if let Ok(text) = std::fs::read_to_string(skill.dir.join(doc.as_str())) {
-            tokens += counter.count(&text);
+            tokens += counter.count_lines(&text, memo);
         }
     }
     (Some(body), Some(tokens), docs.len())
