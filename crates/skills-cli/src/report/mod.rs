@@ -384,8 +384,10 @@ fn count_skill(
     let docs = docs_in(&fs.list_resources(&skill.dir));
     let mut tokens = 0;
     for doc in &docs {
-        if let Ok(text) = std::fs::read_to_string(skill.dir.join(doc.as_str())) {
-            tokens += counter.count_lines(&text, memo);
+        // Read beneath the skill folder like any resource (a symlink leading
+        // out is refused), up to the resource size cap.
+        if let Ok(read) = fs.read_resource_bytes(&skill.dir, doc.as_str()) {
+            tokens += counter.count_lines(&String::from_utf8_lossy(&read.bytes), memo);
         }
     }
     (Some(body), Some(tokens), docs.len())
