@@ -245,3 +245,26 @@ fn write_diagnostics(out: &mut impl Write, report: &Report, style: Style) -> io:
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colours_only_when_on() {
+        assert_eq!(Style { on: false }.paint("31", "x"), "x");
+        assert_eq!(Style { on: true }.paint("31", "x"), "\u{1b}[31mx\u{1b}[0m");
+        // Not a terminal: never colours, whatever NO_COLOR says.
+        assert!(!Style::detect(false).on);
+    }
+
+    #[test]
+    fn long_name_lists_are_shortened() {
+        let names: Vec<String> = (0..12).map(|i| format!("s{i}")).collect();
+        assert_eq!(
+            shorten_list(&names),
+            "s0, s1, s2, s3, s4, s5, s6, s7, s8, s9, and 2 more"
+        );
+        assert_eq!(shorten_list(&names[..2]), "s0, s1");
+    }
+}
