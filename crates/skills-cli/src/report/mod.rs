@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use skills_core::{
-    Budget, Catalog, Code, Diagnostic, RenderOptions, SkillMetadata, TokenCounter, docs_in,
-    escape_xml,
+    Budget, Catalog, Code, Diagnostic, REFERENCES_DIR, RenderOptions, ResourcePath, SkillMetadata,
+    TokenCounter, docs_in, escape_xml, is_doc,
 };
 use skills_fs::{DiscoveredSkill, Discovery, FsOptions, SkillFs};
 
@@ -381,6 +381,9 @@ fn count_skill(
         return (None, None, 0);
     };
     let body = counter.count_lines(&document.body, memo);
+    if !may_have_docs(&skill.dir) {
+        return (Some(body), Some(0), 0);
+    }
     let docs = docs_in(&fs.list_resources(&skill.dir));
     let mut tokens = 0;
     for doc in &docs {
@@ -406,6 +409,22 @@ fn memo(
         bpe: counter.clone(),
         known,
     }
+}
+
+/// `false` when the skill folder holds no `references/` and no document beside
+/// `SKILL.md`: one listing of the folder instead of the full resource walk.
+/// When in doubt (the folder cannot be listed), `true`.
+fn may_have_docs(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return true;
+    };
+    entries.flatten().any(|entry| {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            return false;
+        };
+        name == REFERENCES_DIR || ResourcePath::parse(name).is_ok_and(|p| is_doc(&p))
+    })
 }
 
 /// The budget rows: Claude Code, Codex and ours.
