@@ -365,3 +365,40 @@ fn html_renders_in_headless_chromium() {
         "one bar per skill"
     );
 }
+
+/// Documents are read beneath the skill folder: a reference that is a symlink
+/// to a file outside it is not counted.
+#[cfg(unix)]
+#[test]
+fn documents_are_counted_beneath_the_skill_folder_only() {
+    let root = tempfile::tempdir().expect("root");
+    let outside = tempfile::tempdir().expect("outside");
+    fs::write(
+        outside.path().join("secret.md"),
+        "secret words ".repeat(100),
+    )
+    .expect("secret");
+    let dir = write_skill(
+        root.path(),
+        "docs",
+        "name: docs\ndescription: Has documents. Use when testing documents.",
+        "# Docs\n",
+    );
+    fs::create_dir_all(dir.join("references")).expect("references");
+    fs::write(dir.join("references/guide.md"), "# Guide\n\nRead me.\n").expect("guide");
+    fs::write(dir.join("notes.txt"), "Notes.\n").expect("notes");
+    fs::write(dir.join("scripts.py"), "print('not a document')\n").expect("script");
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.md"),
+        dir.join("references/leak.md"),
+    )
+    .expect("symlink");
+    let root_arg = root.path().to_str().expect("UTF-8 path");
+    let v = run_in(root.path(), &["report", "--json", root_arg])
+        .ok()
+        .json();
+    let skill = &v["skills"][0];
+    // "# Guide\n\nRead me.\n" and "Notes.\n" only.
+    let docs_tokens = skill["docs_tokens"].as_u64().expect("docs tokens");
+    assert!(docs_tokens > 0 && docs_tokens < 20, "{skill}");
+}
