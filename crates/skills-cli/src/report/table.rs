@@ -102,8 +102,8 @@ fn write_skills(out: &mut impl Write, report: &Report, style: Style) -> io::Resu
         .max()
         .unwrap_or(5);
     let header = format!(
-        "{:width$}  {:9}  {:>7}  {:>7}  {:>7}  {:>4}  {:>6}  {:>8}",
-        "SKILL", "STATUS", "CATALOG", "BODY", "DOCS", "DOCN", "ERRORS", "WARNINGS"
+        "{:width$}  {:9}  {:>7}  {:>7}  {:>7}  {:>5}  {:>6}  {:>8}",
+        "SKILL", "STATUS", "CATALOG", "BODY", "DOCS", "#DOCS", "ERRORS", "WARNINGS"
     );
     writeln!(out, "{}", style.paint("1", header.trim_end()))?;
     for (s, name) in report.skills.iter().zip(&names) {
@@ -115,7 +115,7 @@ fn write_skills(out: &mut impl Write, report: &Report, style: Style) -> io::Resu
         };
         writeln!(
             out,
-            "{name:width$}  {status}  {:>7}  {:>7}  {:>7}  {:>4}  {:>6}  {:>8}",
+            "{name:width$}  {status}  {:>7}  {:>7}  {:>7}  {:>5}  {:>6}  {:>8}",
             cell(s.catalog_tokens),
             cell(s.body_tokens),
             cell(s.docs_tokens),
@@ -126,7 +126,7 @@ fn write_skills(out: &mut impl Write, report: &Report, style: Style) -> io::Resu
     }
     let t = &report.totals;
     let total = format!(
-        "{:width$}  {:9}  {:>7}  {:>7}  {:>7}  {:>4}  {:>6}  {:>8}",
+        "{:width$}  {:9}  {:>7}  {:>7}  {:>7}  {:>5}  {:>6}  {:>8}",
         "TOTAL",
         format!("{} ok", t.loaded),
         t.catalog_tokens,
