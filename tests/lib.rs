@@ -4,3 +4,8 @@
 //!
 //! What it must not depend on: anything but the public APIs of the crates
 //! under test (it wires them as a user would).
+
+/// The example in `docs/quick-start.md`, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/quick-start.md")]
+pub struct QuickStart;
