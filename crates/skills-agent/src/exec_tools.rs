@@ -20,7 +20,7 @@ use skills_core::{
 
 use crate::config::{ExecContext, ExecutionTools};
 use crate::surface::Surface;
-use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, decoded_arguments};
 
 /// Largest skill (bytes of all its files) staged from an in-code provider.
 const MAX_IN_MEMORY_SKILL_BYTES: u64 = 64 * 1024 * 1024;
@@ -216,25 +216,15 @@ fn workspace_error(err: WorkspaceError) -> ToolError {
 }
 
 fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, ToolError> {
-    let decoded;
-    let value = match arguments {
-        Value::String(text) => {
-            decoded = serde_json::from_str::<Value>(text).map_err(|err| {
-                ToolError::new(
-                    ToolErrorKind::InvalidArguments,
-                    format!("the arguments of `{tool}` are not valid JSON: {err}"),
-                )
-            })?;
-            &decoded
-        }
-        other => other,
-    };
-    serde_json::from_value(value.clone()).map_err(|err| {
+    let invalid = |why: String| {
         ToolError::new(
             ToolErrorKind::InvalidArguments,
-            format!("bad arguments for `{tool}`: {}", clip(&err.to_string())),
+            format!("bad arguments for `{tool}`: {why}"),
         )
-    })
+    };
+    let value = decoded_arguments(arguments)
+        .map_err(|err| invalid(format!("not valid JSON ({})", clip(&err.to_string()))))?;
+    T::deserialize(&*value).map_err(|err| invalid(clip(&err.to_string())))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> String {

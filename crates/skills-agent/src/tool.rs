@@ -4,6 +4,7 @@
 //! struct deriving `JsonSchema`, so the schema the model sees and the parser
 //! that checks its call can never disagree.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use schemars::JsonSchema;
@@ -167,42 +168,39 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
-/// Parses a tool call's arguments into `A`, turning every mismatch into an
-/// [`ToolErrorKind::InvalidArguments`] error that repeats the expected shape.
+/// A tool call's arguments as a JSON value, the way every tool reads them.
 ///
 /// A `null` or absent arguments value counts as `{}`; a JSON string holding
-/// an object (some models double-encode) is decoded first.
+/// an object (some models double-encode) is decoded first, and the error is
+/// why it is not valid JSON (each caller words the tool result). Anything
+/// else is returned as it is, for the caller's shape check.
+pub(crate) fn decoded_arguments(arguments: &Value) -> Result<Cow<'_, Value>, serde_json::Error> {
+    match arguments {
+        Value::Null => Ok(Cow::Owned(Value::Object(serde_json::Map::new()))),
+        Value::String(text) if text.trim_start().starts_with('{') => {
+            serde_json::from_str(text).map(Cow::Owned)
+        }
+        other => Ok(Cow::Borrowed(other)),
+    }
+}
+
+/// Parses a tool call's arguments into `A` (decoded as
+/// [`decoded_arguments`] does), turning every mismatch into an
+/// [`ToolErrorKind::InvalidArguments`] error that repeats the expected shape.
 pub(crate) fn parse_args<A: DeserializeOwned>(
     tool: &str,
     arguments: &Value,
     expected: &str,
 ) -> Result<A, ToolError> {
-    let decoded;
-    let value = match arguments {
-        Value::Null => {
-            decoded = Value::Object(serde_json::Map::new());
-            &decoded
-        }
-        Value::String(text) if text.trim_start().starts_with('{') => {
-            match serde_json::from_str::<Value>(text) {
-                Ok(inner) => {
-                    decoded = inner;
-                    &decoded
-                }
-                Err(_) => arguments,
-            }
-        }
-        other => other,
-    };
-    A::deserialize(value).map_err(|err| {
+    let invalid = |why: String| {
         ToolError::new(
             ToolErrorKind::InvalidArguments,
-            format!(
-                "invalid arguments for `{tool}`: {}. Expected {expected}.",
-                clip(&err.to_string())
-            ),
+            format!("invalid arguments for `{tool}`: {why}. Expected {expected}."),
         )
-    })
+    };
+    let value = decoded_arguments(arguments)
+        .map_err(|err| invalid(format!("not valid JSON ({})", clip(&err.to_string()))))?;
+    A::deserialize(&*value).map_err(|err| invalid(clip(&err.to_string())))
 }
 
 /// `text` cut to a short, single-line excerpt for error messages, so a huge

@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 use skills_core::{MaybeSend, MaybeSync};
 
-use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, decoded_arguments};
 
 /// Runs one user tool (a tool the agent declares with
 /// [`AgentBuilder::tool`](crate::AgentBuilder::tool) or
@@ -114,20 +114,18 @@ impl Schemas {
     /// Decodes `arguments` (`null` counts as `{}`, a JSON string holding an
     /// object is decoded) and checks it against `spec`'s schema.
     pub(crate) fn check(&self, spec: &ToolSpec, arguments: &Value) -> Result<Value, ToolError> {
-        let value = match arguments {
-            Value::Null => Value::Object(serde_json::Map::new()),
-            Value::String(text) if text.trim_start().starts_with('{') => serde_json::from_str(text)
-                .map_err(|err| {
-                    ToolError::new(
-                        ToolErrorKind::InvalidArguments,
-                        format!(
-                            "the arguments of `{}` are not valid JSON ({err}); send a JSON object",
-                            spec.name
-                        ),
-                    )
-                })?,
-            other => other.clone(),
-        };
+        let value = decoded_arguments(arguments)
+            .map_err(|err| {
+                ToolError::new(
+                    ToolErrorKind::InvalidArguments,
+                    format!(
+                        "the arguments of `{}` are not valid JSON ({}); send a JSON object",
+                        spec.name,
+                        clip(&err.to_string())
+                    ),
+                )
+            })?
+            .into_owned();
         let validator = self.validator(spec);
         let validator = match &*validator {
             Ok(v) => v,

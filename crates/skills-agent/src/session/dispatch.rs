@@ -51,16 +51,11 @@ impl Session {
             self.push(message.clone());
             return Dispatch::Handled(message);
         }
-        let config = self.agent.config();
-        if config.tools.iter().any(|t| t.name == call.name) {
+        if self.is_user_tool(&call.name) {
             return Dispatch::External;
         }
-        if self
-            .agent
-            .inner
-            .executor_tools
-            .iter()
-            .any(|t| t.name == call.name)
+        let config = self.agent.config();
+        if self.is_executor_tool(&call.name)
             && let Some(executor) = config.executor.clone()
         {
             let loaded = self.loaded();
@@ -76,10 +71,6 @@ impl Session {
             };
             self.push(message.clone());
             return Dispatch::Handled(message);
-        }
-        let exposed = self.exposed_pool();
-        if exposed.contains(&call.name) {
-            return Dispatch::External;
         }
         let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
             let declaring: Vec<&str> = visible(&self.current)

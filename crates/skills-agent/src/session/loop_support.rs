@@ -38,18 +38,20 @@ impl Session {
         if self.is_skill_tool(tool) {
             return false;
         }
-        let config = self.agent.config();
-        if config.tools.iter().any(|t| t.name == tool) {
-            return true;
-        }
-        let executor = config.executor.is_some()
+        self.agent.config().tools.iter().any(|t| t.name == tool)
+            || (!self.is_executor_tool(tool) && self.exposed_pool().contains(tool))
+    }
+
+    /// Whether `tool` is one of the executor's tools (run, exec, …) and an
+    /// executor is configured to answer it.
+    pub(super) fn is_executor_tool(&self, tool: &str) -> bool {
+        self.agent.config().executor.is_some()
             && self
                 .agent
                 .inner
                 .executor_tools
                 .iter()
-                .any(|t| t.name == tool);
-        !executor && self.exposed_pool().contains(tool)
+                .any(|t| t.name == tool)
     }
 
     /// When `call` loads a skill that runs in a sub-agent, what to run;
