@@ -55,6 +55,7 @@ mod runner;
 mod search;
 mod session;
 mod state;
+mod store;
 mod surface;
 mod tool;
 pub mod wire;
@@ -94,6 +95,11 @@ pub use session::{
     CatalogDelta, CompactionReport, Dispatch, Event, ForkRequest, ReleaseReason, Session,
 };
 pub use state::{DocSelection, LoadState};
+pub use store::{
+    ForkPoint, MAX_LINEAGE_DEPTH, MAX_SESSION_ID_LEN, MemoryStore, NewSession, SessionEvent,
+    SessionInfo, SessionStore, SessionWriter, StoreError, StoreErrorKind, StoredEvent,
+    check_new_session, check_sequence, read_lineage, validate_session_id,
+};
 pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};
 pub use tool::{ToolError, ToolErrorKind, ToolSpec};
 
