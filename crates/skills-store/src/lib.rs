@@ -24,3 +24,7 @@ mod url;
 pub use postgres::{POOL_SIZE, POSTGRES_SCHEMA_VERSION, PostgresStore};
 pub use sqlite::{SQLITE_SCHEMA_VERSION, SqliteStore};
 pub use url::{StoreUrl, open_store};
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/sessions.md")]
+struct SessionsGuide;
