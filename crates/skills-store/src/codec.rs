@@ -1,7 +1,7 @@
 //! Events as stored: one JSON text per event, written and read the same way
 //! by every backend (TEXT columns keep the bytes as written).
 
-use skills_agent::{SessionEvent, StoreError, StoreErrorKind, StoredEvent};
+use skills_agent::{ForkPoint, SessionEvent, SessionInfo, StoreError, StoreErrorKind, StoredEvent};
 
 /// An event's JSON text.
 pub(crate) fn encode(event: &SessionEvent) -> Result<String, StoreError> {
@@ -53,4 +53,40 @@ pub(crate) fn seq_to(value: u64) -> Result<i64, StoreError> {
             format!("sequence number {value} is too large"),
         )
     })
+}
+
+/// A session's info from its row (`parent_id`, `fork_seq` and `next_seq` as
+/// stored).
+pub(crate) fn session_info_from(
+    id: String,
+    agent: String,
+    parent: Option<String>,
+    fork_seq: Option<i64>,
+    next_seq: i64,
+) -> Result<SessionInfo, StoreError> {
+    let parent = match (parent, fork_seq) {
+        (Some(session), Some(seq)) => Some(ForkPoint {
+            seq: seq_from(&id, seq)?,
+            session,
+        }),
+        _ => None,
+    };
+    Ok(SessionInfo {
+        next_seq: seq_from(&id, next_seq)?,
+        id,
+        agent,
+        parent,
+    })
+}
+
+/// The error for a database (`what`) whose schema `version` is newer than
+/// the `known` one.
+pub(crate) fn newer_schema(what: &str, version: usize, known: usize) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Schema,
+        format!(
+            "{what} has session schema version {version}, newer than this program knows \
+             ({known}); use a newer `skills` or another database"
+        ),
+    )
 }

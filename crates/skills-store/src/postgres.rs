@@ -29,13 +29,13 @@
 use async_trait::async_trait;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use skills_agent::{
-    ForkPoint, NewSession, SessionEvent, SessionInfo, SessionStore, StoreError, StoreErrorKind,
-    StoredEvent, check_new_session, check_sequence,
+    NewSession, SessionEvent, SessionInfo, SessionStore, StoreError, StoreErrorKind, StoredEvent,
+    check_new_session, check_sequence,
 };
 use tokio_postgres::{NoTls, Row};
 use tracing::Instrument as _;
 
-use crate::codec::{decode, encode_all, seq_from, seq_to};
+use crate::codec::{decode, encode_all, newer_schema, seq_from, seq_to, session_info_from};
 
 /// The schema version this code writes.
 pub const POSTGRES_SCHEMA_VERSION: i32 = 1;
@@ -190,13 +190,10 @@ impl PostgresStore {
         let known = MIGRATIONS.len();
         let from = usize::try_from(version).unwrap_or(usize::MAX);
         if from > known {
-            return Err(StoreError::new(
-                StoreErrorKind::Schema,
-                format!(
-                    "schema {} has session schema version {version}, newer than this program \
-                     knows ({known}); use a newer `skills` or another database",
-                    self.schema
-                ),
+            return Err(newer_schema(
+                &format!("schema {}", self.schema),
+                from,
+                known,
             ));
         }
         for (index, migration) in MIGRATIONS.iter().enumerate().skip(from) {
@@ -245,19 +242,7 @@ fn info_from(row: &Row) -> Result<SessionInfo, StoreError> {
     let parent: Option<String> = row.try_get(2).map_err(backend)?;
     let fork_seq: Option<i64> = row.try_get(3).map_err(backend)?;
     let next_seq: i64 = row.try_get(4).map_err(backend)?;
-    let parent = match (parent, fork_seq) {
-        (Some(session), Some(seq)) => Some(ForkPoint {
-            seq: seq_from(&id, seq)?,
-            session,
-        }),
-        _ => None,
-    };
-    Ok(SessionInfo {
-        next_seq: seq_from(&id, next_seq)?,
-        id,
-        agent,
-        parent,
-    })
+    session_info_from(id, agent, parent, fork_seq, next_seq)
 }
 
 const INFO_COLUMNS: &str = "id, agent, parent_id, fork_seq, next_seq";
@@ -309,12 +294,7 @@ impl SessionStore for PostgresStore {
                 return Err(StoreError::already_exists(&session.id));
             }
             tx.commit().await.map_err(backend)?;
-            Ok(SessionInfo {
-                id: session.id.clone(),
-                agent: session.agent.clone(),
-                parent: session.parent.clone(),
-                next_seq: 0,
-            })
+            Ok(session.info())
         }
         .instrument(span)
         .await

@@ -21,7 +21,7 @@ use skills_agent::{
 };
 use tracing::Instrument as _;
 
-use crate::codec::{decode, encode_all, seq_from, seq_to};
+use crate::codec::{decode, encode_all, newer_schema, seq_from, seq_to, session_info_from};
 
 /// The schema version this code writes. Version `n` is reached by applying
 /// `MIGRATIONS[..n]` in order.
@@ -157,13 +157,10 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
             .map_err(backend)?;
         let version = user_version(&tx)? as usize;
         if version > known {
-            return Err(StoreError::new(
-                StoreErrorKind::Schema,
-                format!(
-                    "`{}` has session schema version {version}, newer than this program knows \
-                     ({known}); use a newer `skills` or another database",
-                    path.display()
-                ),
+            return Err(newer_schema(
+                &format!("`{}`", path.display()),
+                version,
+                known,
             ));
         }
         let Some(migration) = MIGRATIONS.get(version) else {
@@ -196,21 +193,7 @@ fn info_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<InfoResult> {
     let parent: Option<String> = row.get(2)?;
     let fork_seq: Option<i64> = row.get(3)?;
     let next_seq: i64 = row.get(4)?;
-    Ok((|| {
-        let parent = match (parent, fork_seq) {
-            (Some(session), Some(seq)) => Some(skills_agent::ForkPoint {
-                seq: seq_from(&id, seq)?,
-                session,
-            }),
-            _ => None,
-        };
-        Ok(SessionInfo {
-            next_seq: seq_from(&id, next_seq)?,
-            id,
-            agent,
-            parent,
-        })
-    })())
+    Ok(session_info_from(id, agent, parent, fork_seq, next_seq))
 }
 
 #[async_trait]
@@ -246,12 +229,7 @@ impl SessionStore for SqliteStore {
             )
             .map_err(backend)?;
             tx.commit().map_err(backend)?;
-            Ok(SessionInfo {
-                id: session.id,
-                agent: session.agent,
-                parent: session.parent,
-                next_seq: 0,
-            })
+            Ok(session.info())
         })
         .instrument(span)
         .await

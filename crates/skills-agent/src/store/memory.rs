@@ -53,12 +53,7 @@ impl SessionStore for MemoryStore {
         if sessions.contains_key(&session.id) {
             return Err(StoreError::already_exists(&session.id));
         }
-        let info = SessionInfo {
-            id: session.id.clone(),
-            agent: session.agent.clone(),
-            parent: session.parent.clone(),
-            next_seq: 0,
-        };
+        let info = session.info();
         sessions.insert(
             session.id.clone(),
             Entry {

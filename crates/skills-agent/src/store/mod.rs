@@ -126,6 +126,16 @@ impl NewSession {
         }
     }
 
+    /// The info of the session as created (an empty log).
+    pub fn info(&self) -> SessionInfo {
+        SessionInfo {
+            id: self.id.clone(),
+            agent: self.agent.clone(),
+            parent: self.parent.clone(),
+            next_seq: 0,
+        }
+    }
+
     /// A session forked from `parent` at `seq`.
     pub fn forked_from(mut self, parent: impl Into<String>, seq: u64) -> Self {
         self.parent = Some(ForkPoint {
