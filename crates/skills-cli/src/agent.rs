@@ -19,8 +19,8 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use skills_agent::{
     Agent, Anthropic, CancelToken, Event, Model, ModelError, ModelErrorKind, OpenAiChat,
-    OpenAiResponses, Profile, RunEvent, Runner, Session, SessionWriter, StoreErrorKind, Surface,
-    Usage, WorkspaceTools,
+    OpenAiResponses, Profile, RunEvent, Runner, Session, SessionStore, SessionWriter,
+    StoreErrorKind, Surface, Usage, WorkspaceTools,
 };
 use skills_core::{SkillProvider, WorkspaceRuntime};
 use skills_exec::{LocalRuntime, SandboxRuntime};
@@ -384,19 +384,29 @@ async fn open_session(
     skills_agent::validate_session_id(id)?;
     let store = crate::sessions::open(url).await?;
     match store.info(id).await {
-        Ok(_) => {
+        // An empty log is a session whose first run died before storing
+        // anything: start it (again).
+        Ok(info) if info.next_seq > 0 => {
             let (mut session, writer) = agent.resume_stored(store, id).await?;
             session.refresh_catalog().await?;
             Ok((session, writer))
         }
-        Err(err) if err.kind() == StoreErrorKind::NotFound => {
-            let mut session = agent.start_session().await?;
-            session.set_id(id);
-            let writer = SessionWriter::create(store, &session, None).await?;
-            Ok((session, writer))
-        }
+        Ok(_) => start_stored(agent, store, id).await,
+        Err(err) if err.kind() == StoreErrorKind::NotFound => start_stored(agent, store, id).await,
         Err(err) => Err(err.into()),
     }
+}
+
+/// Starts the session `id` and stores it.
+async fn start_stored(
+    agent: &Agent,
+    store: Arc<dyn SessionStore>,
+    id: &str,
+) -> Result<(Session, SessionWriter), Failure> {
+    let mut session = agent.start_session().await?;
+    session.set_id(id);
+    let writer = SessionWriter::create(store, &session, None).await?;
+    Ok((session, writer))
 }
 
 /// Stores what the run added (also after a failed run: the next one

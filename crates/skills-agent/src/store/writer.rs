@@ -32,10 +32,13 @@ pub struct SessionWriter {
 impl SessionWriter {
     /// Creates the stored session for `session` (its id, agent and pinned
     /// catalog) and stores the messages it already has. `parent` names the
-    /// session a forked sub-agent branched from.
+    /// session a forked sub-agent branched from. A stored session with the
+    /// same id and parent whose log is empty (its creator died before the
+    /// first append) is taken over.
     ///
     /// # Errors
-    /// What the store's `create` or `append` returns.
+    /// [`StoreErrorKind::AlreadyExists`] for a session that has events, or
+    /// what the store's `create` or `append` returns.
     pub async fn create(
         store: Arc<dyn SessionStore>,
         session: &Session,
@@ -45,7 +48,19 @@ impl SessionWriter {
         async {
             let mut new = NewSession::new(session.id(), session.agent().name());
             new.parent = parent;
-            store.create(&new).await?;
+            match store.create(&new).await {
+                Ok(_) => {}
+                // A writer that died between `create` and its first append
+                // left an empty log: take it over (the append below still
+                // conflicts if another writer does the same first).
+                Err(err) if err.kind() == StoreErrorKind::AlreadyExists => {
+                    let info = store.info(session.id()).await?;
+                    if info.next_seq != 0 || info.parent != new.parent {
+                        return Err(err);
+                    }
+                }
+                Err(err) => return Err(err),
+            }
             let started = SessionEvent::Started {
                 agent: session.agent().name().to_owned(),
                 catalog: session.pinned_catalog().clone(),
