@@ -285,10 +285,22 @@ pub(crate) async fn large_messages(fixture: &Fixture) {
     // and control characters that JSON escapes.
     let unit = "Zeile ✓ \"quoted\" \\ tab\t nul\u{1} 😀\n";
     let big = unit.repeat(6 * 1024 * 1024 / unit.len());
+    // Numbers a model may send, which must come back as the same bytes.
+    let numbers = json!([
+        0.1,
+        0.30000000000000004,
+        1e-7,
+        123456.789e3,
+        2.5e300,
+        -0.0,
+        17,
+        u64::MAX,
+        i64::MIN
+    ]);
     let call = ToolCall::new(
         "c1",
         "write_file",
-        json!({"content": big.clone(), "n": 1.5}),
+        json!({"content": big.clone(), "numbers": numbers}),
     );
     let events = [
         message(big.clone()),
@@ -301,10 +313,12 @@ pub(crate) async fn large_messages(fixture: &Fixture) {
     assert_eq!(back.len(), 2);
     assert_eq!(back[0].event, events[0]);
     assert_eq!(back[1].event, events[1]);
-    assert_eq!(
-        serde_json::to_string(&back[0].event).unwrap(),
-        serde_json::to_string(&events[0]).unwrap()
-    );
+    for (back, sent) in back.iter().zip(&events) {
+        assert_eq!(
+            serde_json::to_string(&back.event).unwrap(),
+            serde_json::to_string(sent).unwrap()
+        );
+    }
 }
 
 pub(crate) async fn concurrent_sessions(fixture: &Fixture) {
