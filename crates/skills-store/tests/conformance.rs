@@ -218,6 +218,22 @@ pub(crate) async fn resume(fixture: &Fixture) {
     assert_eq!(err.actual_seq(), Some(next));
     let last = store.read("resumed-1", next - 1).await.unwrap();
     assert_eq!(texts(&last), ["Filled."]);
+
+    // A sub-agent forked now: its log points at the parent's current end.
+    let mut sub = agent.start_session().await.unwrap();
+    sub.set_id("resumed-1.fork");
+    let point = writer2.fork_point();
+    let sub_writer = SessionWriter::create(Arc::clone(&store), &sub, Some(point.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        store.info(sub_writer.id()).await.unwrap().parent,
+        Some(point)
+    );
+    assert_eq!(
+        read_lineage(&*store, "resumed-1.fork").await.unwrap().len() as u64,
+        next + 1
+    );
 }
 
 pub(crate) async fn fork(fixture: &Fixture) {

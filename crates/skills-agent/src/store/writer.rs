@@ -127,6 +127,16 @@ impl SessionWriter {
         Ok(self.next_seq)
     }
 
+    /// Where a sub-agent forked now branches off this session: its id and
+    /// the log's current length (pass it to [`SessionWriter::create`] for
+    /// the sub-agent's session).
+    pub fn fork_point(&self) -> ForkPoint {
+        ForkPoint {
+            session: self.id.clone(),
+            seq: self.next_seq,
+        }
+    }
+
     /// The stored session's id.
     pub fn id(&self) -> &str {
         &self.id
