@@ -158,7 +158,7 @@ impl PostgresStore {
         self.pool.get().await.map_err(|e| {
             StoreError::new(
                 StoreErrorKind::Backend,
-                format!("PostgreSQL: no connection: {e}"),
+                format!("PostgreSQL: no connection: {}", with_causes(&e)),
             )
         })
     }
@@ -213,8 +213,28 @@ impl PostgresStore {
     }
 }
 
-fn backend(e: impl std::fmt::Display) -> StoreError {
-    StoreError::new(StoreErrorKind::Backend, format!("PostgreSQL: {e}"))
+fn backend(e: impl std::error::Error) -> StoreError {
+    StoreError::new(
+        StoreErrorKind::Backend,
+        format!("PostgreSQL: {}", with_causes(&e)),
+    )
+}
+
+/// `e` and its causes, joined by `: ` (a driver's "error connecting to
+/// server" says why only in its source), without repeating a cause that the
+/// message above it already quotes.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let part = cause.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = cause.source();
+    }
+    text
 }
 
 fn check_schema_name(schema: &str) -> Result<(), StoreError> {
