@@ -8,7 +8,11 @@
 //! state that is always re-derivable from the transcript, and builds
 //! provider-neutral [`ModelRequest`]s whose prefix only ever grows. The
 //! [`Runner`] drives a [`Model`] through all of it (tool calls, forked
-//! sub-agents, the allowed-tools policy), emitting [`RunEvent`]s.
+//! sub-agents, the allowed-tools policy), emitting [`RunEvent`]s. Sessions
+//! persist through the [`SessionStore`] trait (an append-only event log with
+//! the pinned catalog; [`SessionWriter`], [`Agent::resume_stored`],
+//! [`MemoryStore`]); the SQLite and PostgreSQL stores are in `skills-store`
+//! (see `docs/sessions.md`).
 //!
 //! ```
 //! use std::sync::Arc;
