@@ -8,7 +8,11 @@
 //! state that is always re-derivable from the transcript, and builds
 //! provider-neutral [`ModelRequest`]s whose prefix only ever grows. The
 //! [`Runner`] drives a [`Model`] through all of it (tool calls, forked
-//! sub-agents, the allowed-tools policy), emitting [`RunEvent`]s.
+//! sub-agents, the allowed-tools policy), emitting [`RunEvent`]s. Sessions
+//! persist through the [`SessionStore`] trait (an append-only event log with
+//! the pinned catalog; [`SessionWriter`], [`Agent::resume_stored`],
+//! [`MemoryStore`]); the SQLite and PostgreSQL stores are in `skills-store`
+//! (see `docs/sessions.md`).
 //!
 //! ```
 //! use std::sync::Arc;
@@ -55,6 +59,7 @@ mod runner;
 mod search;
 mod session;
 mod state;
+mod store;
 mod surface;
 mod tool;
 pub mod wire;
@@ -94,6 +99,11 @@ pub use session::{
     CatalogDelta, CompactionReport, Dispatch, Event, ForkRequest, ReleaseReason, Session,
 };
 pub use state::{DocSelection, LoadState};
+pub use store::{
+    ForkPoint, MAX_LINEAGE_DEPTH, MAX_SESSION_ID_LEN, MemoryStore, NewSession, SessionEvent,
+    SessionInfo, SessionStore, SessionWriter, StoreError, StoreErrorKind, StoredEvent,
+    check_new_session, check_sequence, read_lineage, validate_session_id,
+};
 pub use surface::{DescriptionHook, EinoOptions, SEARCH_TOOL, SelectMode, Surface};
 pub use tool::{ToolError, ToolErrorKind, ToolSpec};
 

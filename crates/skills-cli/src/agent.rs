@@ -5,6 +5,13 @@
 //! by `--model PROVIDER:MODEL`, streams the answer to standard output and
 //! reports tool calls and skill loads on standard error (or every event as a
 //! JSON line with `--json`).
+//!
+//! With `--session URL` the conversation is kept in a session store
+//! (`sqlite://PATH` or `postgres://…`): the first run creates the session
+//! (id `default` unless `--session-id` names another), later runs resume it
+//! (the same pinned catalog, so the same prompt prefix) and continue. A
+//! library change since the first run is announced to the model by a catalog
+//! delta. The transcript is stored after the run, also when it failed.
 
 use std::io::{self, Read as _, Write};
 use std::sync::Arc;
@@ -12,7 +19,8 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use skills_agent::{
     Agent, Anthropic, CancelToken, Event, Model, ModelError, ModelErrorKind, OpenAiChat,
-    OpenAiResponses, Profile, RunEvent, Runner, Surface, WorkspaceTools,
+    OpenAiResponses, Profile, RunEvent, Runner, Session, SessionStore, SessionWriter,
+    StoreErrorKind, Surface, Usage, WorkspaceTools,
 };
 use skills_core::{SkillProvider, WorkspaceRuntime};
 use skills_exec::{LocalRuntime, SandboxRuntime};
@@ -56,6 +64,10 @@ pub(crate) struct AgentArgs {
     pub(crate) verbose: bool,
     /// Give the model the run tools on this runtime.
     pub(crate) run: Option<RunMode>,
+    /// Keep the conversation in this session store.
+    pub(crate) session: Option<String>,
+    /// The stored session's id.
+    pub(crate) session_id: String,
 }
 
 /// Where `--run` runs the model's commands.
@@ -204,8 +216,19 @@ async fn drive<W: Write>(
     let agent = builder
         .build()
         .map_err(|err| Failure::usage(err.to_string()))?;
-    let mut session = agent.start_session().await?;
-    let result = stream_run(&args, model, &mut session, prompt, out).await;
+    let (mut session, writer) = match &args.session {
+        Some(url) => {
+            let (session, writer) = open_session(&agent, url, &args.session_id).await?;
+            (session, Some(writer))
+        }
+        None => (agent.start_session().await?, None),
+    };
+    let mut usage = None;
+    let result = stream_run(&args, model, &mut session, prompt, out, &mut usage).await;
+    let result = match writer {
+        Some(writer) => save(writer, &session, usage, result).await,
+        None => result,
+    };
     if let Some(runtime) = &runtime {
         // The workspace is this run's only: remove it, and the root with it.
         let _ = runtime.cleanup(session.id()).await;
@@ -220,6 +243,7 @@ async fn stream_run<W: Write>(
     session: &mut skills_agent::Session,
     prompt: String,
     out: &mut W,
+    usage: &mut Option<Usage>,
 ) -> Result<u8, Failure> {
     let runner = Runner::builder(model).max_steps(args.max_steps).build();
     let cancel = CancelToken::new();
@@ -314,6 +338,7 @@ async fn stream_run<W: Write>(
                 text::line(&to)
             )?,
             RunEvent::Finished { outcome } => {
+                *usage = Some(outcome.usage);
                 if !args.json {
                     if !ended_line {
                         writeln!(out)?;
@@ -346,6 +371,69 @@ async fn stream_run<W: Write>(
         }
     }
     Ok(code)
+}
+
+/// Resumes the stored session `id` from the store `url`, or starts it there
+/// when the store does not have it. A resumed session announces what changed
+/// in the library since it was pinned.
+async fn open_session(
+    agent: &Agent,
+    url: &str,
+    id: &str,
+) -> Result<(Session, SessionWriter), Failure> {
+    skills_agent::validate_session_id(id)?;
+    let store = crate::sessions::open(url).await?;
+    match store.info(id).await {
+        // An empty log is a session whose first run died before storing
+        // anything: start it (again).
+        Ok(info) if info.next_seq > 0 => {
+            let (mut session, writer) = agent.resume_stored(store, id).await?;
+            session.refresh_catalog().await?;
+            Ok((session, writer))
+        }
+        Ok(_) => start_stored(agent, store, id).await,
+        Err(err) if err.kind() == StoreErrorKind::NotFound => start_stored(agent, store, id).await,
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// Starts the session `id` and stores it.
+async fn start_stored(
+    agent: &Agent,
+    store: Arc<dyn SessionStore>,
+    id: &str,
+) -> Result<(Session, SessionWriter), Failure> {
+    let mut session = agent.start_session().await?;
+    session.set_id(id);
+    let writer = SessionWriter::create(store, &session, None).await?;
+    Ok((session, writer))
+}
+
+/// Stores what the run added (also after a failed run: the next one
+/// continues from there), then returns the run's result. A store failure
+/// after a successful run is the command's failure.
+async fn save(
+    mut writer: SessionWriter,
+    session: &Session,
+    usage: Option<Usage>,
+    result: Result<u8, Failure>,
+) -> Result<u8, Failure> {
+    let mut stored = writer.save(session).await;
+    if let (Ok(_), Some(usage)) = (&stored, usage) {
+        stored = writer.record_usage(usage).await;
+    }
+    match (result, stored) {
+        (Err(failure), _) => Err(failure),
+        (Ok(_), Err(err)) if err.kind() == StoreErrorKind::Conflict => Err(Failure {
+            code: 1,
+            message: format!(
+                "{err}; the session was continued elsewhere meanwhile: run again to continue                  from what the store holds"
+            ),
+            broken_pipe: false,
+        }),
+        (Ok(_), Err(err)) => Err(err.into()),
+        (Ok(code), Ok(_)) => Ok(code),
+    }
 }
 
 /// `text` cut to `max` characters with an ellipsis.

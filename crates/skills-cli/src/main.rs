@@ -14,6 +14,7 @@ mod catalog_report;
 mod logging;
 mod report;
 mod run;
+mod sessions;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -197,8 +198,21 @@ enum Command {
         /// no network, only the workspace writable).
         #[arg(long, value_enum, value_name = "local|sandbox")]
         run: Option<agent::RunMode>,
+        /// Keep the conversation in a session store, `sqlite://PATH` or
+        /// `postgres://USER@HOST[:PORT]/DB`: running again with the same URL
+        /// continues it.
+        #[arg(long, value_name = "URL")]
+        session: Option<String>,
+        /// The stored session to continue or start (with --session).
+        #[arg(long, value_name = "ID", requires = "session", default_value = sessions::DEFAULT_SESSION_ID)]
+        session_id: String,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
+    },
+    /// Show what a session store holds (see `skills agent --session`).
+    Sessions {
+        #[command(subcommand)]
+        command: sessions::SessionsCommand,
     },
     /// Report on skills: validity, what each costs in the prompt (catalog,
     /// body, documents, counted by a BPE tokenizer) and whether the catalog
@@ -497,6 +511,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             max_tokens,
             trpc,
             run,
+            session,
+            session_id,
             paths,
         } => {
             let provider = sources.provider(paths)?;
@@ -511,11 +527,14 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     trpc,
                     verbose: verbose > 0,
                     run,
+                    session,
+                    session_id,
                 },
                 provider,
                 &mut out,
             )
         }
+        Command::Sessions { command } => sessions::run(command, &mut out),
         Command::Report {
             json,
             html,

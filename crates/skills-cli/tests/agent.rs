@@ -393,3 +393,184 @@ fn without_run_the_run_tool_does_not_exist() {
         bodies[2]
     );
 }
+
+/// An OpenAI streaming reply with just `text`.
+fn openai_text_reply(text: &str) -> String {
+    let delta = serde_json::json!({"id":"r9","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":text},"finish_reason":null}]});
+    sse(&[
+        &delta.to_string(),
+        r#"{"id":"r9","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        r#"{"id":"r9","model":"m","choices":[],"usage":{"prompt_tokens":1500,"completion_tokens":4,"prompt_tokens_details":{"cached_tokens":1400}}}"#,
+        "[DONE]",
+    ])
+}
+
+/// `skills agent --session URL` with an OpenAI server; returns the output and
+/// the request bodies.
+fn agent_in_session(url: &str, prompt: &str, replies: Vec<String>) -> (Output, Vec<String>) {
+    let server = serve(replies);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:test-model",
+            "--session",
+            url,
+            "--prompt",
+            prompt,
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    let bodies = server.bodies.lock().unwrap().clone();
+    (out, bodies)
+}
+
+#[test]
+fn a_session_url_continues_the_conversation_in_a_new_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("sessions.db").display());
+    let (first, before) = agent_in_session(&url, "Write a commit message.", openai_replies());
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert_eq!(before.len(), 2);
+
+    let (second, after) = agent_in_session(
+        &url,
+        "Shorter please.",
+        vec![openai_text_reply("Fix parser crash")],
+    );
+    assert!(second.status.success(), "{}", text(&second.stderr));
+    assert_eq!(text(&second.stdout), "Fix parser crash\n");
+    // The first request of the new process extends the last one of the old
+    // byte for byte: same tools, system prompt and history, then the
+    // model's answer and the new question.
+    let prefix = before[1].trim_end_matches([']', '}']);
+    assert!(
+        after[0].starts_with(prefix),
+        "{}\n---\n{}",
+        before[1],
+        after[0]
+    );
+    let rest = &after[0][prefix.len()..];
+    assert!(rest.contains("Fix parser crash on empty input"), "{rest}");
+    assert!(rest.contains("Shorter please."), "{rest}");
+
+    // Another session id in the same store starts afresh.
+    let server = serve(vec![openai_text_reply("Hi")]);
+    let other = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:test-model",
+            "--session",
+            &url,
+            "--session-id",
+            "second",
+            "--prompt",
+            "Hello",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    assert!(other.status.success(), "{}", text(&other.stderr));
+    assert!(!server.bodies.lock().unwrap()[0].contains("Shorter please."));
+
+    // `skills sessions list` and `show` print what is stored.
+    let list = skills(&["sessions", "list", &url], &[], None);
+    assert!(list.status.success(), "{}", text(&list.stderr));
+    let table = text(&list.stdout);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 3, "{table}");
+    assert!(
+        lines[0].starts_with("ID") && lines[0].contains("EVENTS"),
+        "{table}"
+    );
+    assert!(lines[1].starts_with("default  skills"), "{table}");
+    assert!(lines[2].starts_with("second   skills"), "{table}");
+
+    let list = skills(&["sessions", "list", "--json", &url], &[], None);
+    let listed: serde_json::Value = serde_json::from_slice(&list.stdout).unwrap();
+    assert_eq!(listed[0]["id"], "default");
+    assert_eq!(listed[0]["agent"], "skills");
+    let events = listed[0]["next_seq"].as_u64().unwrap();
+
+    let show = skills(&["sessions", "show", &url, "default"], &[], None);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    let transcript = text(&show.stdout);
+    assert!(transcript.starts_with(&format!("session default (agent skills, {events} events)\n#0 started: agent skills, pinned catalog of")), "{transcript}");
+    for expected in [
+        "user:\n    Write a commit message.",
+        "    -> load_skill {\"name\":\"commit-message\"}",
+        "tool load_skill:",
+        "loaded: commit-message",
+        "assistant:\n    Fix parser crash on empty input",
+        "usage: 2300 tokens in (896 cached), 20 out",
+        "user:\n    Shorter please.",
+    ] {
+        assert!(
+            transcript.contains(expected),
+            "missing {expected:?} in\n{transcript}"
+        );
+    }
+
+    let show = skills(&["sessions", "show", "--json", &url, "default"], &[], None);
+    let shown: serde_json::Value = serde_json::from_slice(&show.stdout).unwrap();
+    assert_eq!(shown["session"]["id"], "default");
+    assert_eq!(shown["events"].as_array().unwrap().len() as u64, events);
+    assert_eq!(shown["events"][0]["event"]["type"], "started");
+
+    // Without an id, a store of two sessions asks for one.
+    let ambiguous = skills(&["sessions", "show", &url], &[], None);
+    assert_eq!(ambiguous.status.code(), Some(2));
+    assert!(
+        text(&ambiguous.stderr).contains("name one: default, second"),
+        "{}",
+        text(&ambiguous.stderr)
+    );
+    let missing = skills(&["sessions", "show", &url, "nope"], &[], None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        text(&missing.stderr).contains("no session `nope`"),
+        "{}",
+        text(&missing.stderr)
+    );
+}
+
+#[test]
+fn a_bad_session_url_is_a_usage_error_before_any_request() {
+    let server = serve(vec![]);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--session",
+            "mysql://x",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("unsupported session store URL scheme `mysql`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(server.bodies.lock().unwrap().is_empty());
+    let list = skills(&["sessions", "list", "sqlite://"], &[], None);
+    assert_eq!(list.status.code(), Some(2));
+}

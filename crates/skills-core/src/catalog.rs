@@ -13,6 +13,15 @@ use crate::metadata::SkillMetadata;
 
 /// An immutable, name-sorted snapshot of skill metadata with a content
 /// fingerprint. Cloning is cheap (one reference count).
+///
+/// # Serialization
+///
+/// A catalog serializes losslessly (so a session store can keep the catalog a
+/// session pinned and a resume after a restart renders the same bytes) as
+/// `{"entries": [...]}`, one object per skill with every field of
+/// [`SkillMetadata`] under its Rust name, `raw_frontmatter` included, and
+/// empty fields left out. Deserializing validates every name and rebuilds the
+/// index and the fingerprint, so a deserialized catalog equals the original.
 #[derive(Debug, Clone)]
 pub struct Catalog {
     /// One allocation shared by every clone: cloning is one reference count.
@@ -132,6 +141,89 @@ impl Catalog {
     /// explicit mention). An empty catalog renders as the empty string.
     pub fn render(&self, options: &RenderOptions) -> String {
         render(&self.inner.entries, &self.inner.one_line, options)
+    }
+}
+
+/// One [`SkillMetadata`] in the catalog's lossless stored form.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredEntry {
+    name: crate::SkillName,
+    description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    license: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    compatibility: Option<String>,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    metadata: std::collections::BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    allowed_tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    declared_tools: Vec<String>,
+    #[serde(default, skip_serializing_if = "crate::Extensions::is_empty")]
+    extensions: crate::Extensions,
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    extra: std::collections::BTreeMap<String, serde_json::Value>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    raw_frontmatter: String,
+}
+
+impl From<&SkillMetadata> for StoredEntry {
+    fn from(m: &SkillMetadata) -> Self {
+        Self {
+            name: m.name.clone(),
+            description: m.description.clone(),
+            title: m.title.clone(),
+            license: m.license.clone(),
+            compatibility: m.compatibility.clone(),
+            metadata: m.metadata.clone(),
+            allowed_tools: m.allowed_tools.clone(),
+            declared_tools: m.declared_tools.clone(),
+            extensions: m.extensions.clone(),
+            extra: m.extra.clone(),
+            raw_frontmatter: m.raw_frontmatter.clone(),
+        }
+    }
+}
+
+impl From<StoredEntry> for SkillMetadata {
+    fn from(e: StoredEntry) -> Self {
+        let mut m = SkillMetadata::new(e.name, e.description);
+        m.title = e.title;
+        m.license = e.license;
+        m.compatibility = e.compatibility;
+        m.metadata = e.metadata;
+        m.allowed_tools = e.allowed_tools;
+        m.declared_tools = e.declared_tools;
+        m.extensions = e.extensions;
+        m.extra = e.extra;
+        m.raw_frontmatter = e.raw_frontmatter;
+        m
+    }
+}
+
+/// The stored form of a [`Catalog`].
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredCatalog {
+    entries: Vec<StoredEntry>,
+}
+
+impl serde::Serialize for Catalog {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        StoredCatalog {
+            entries: self.entries().iter().map(StoredEntry::from).collect(),
+        }
+        .serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Catalog {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let stored = StoredCatalog::deserialize(deserializer)?;
+        Ok(Catalog::new(
+            stored.entries.into_iter().map(SkillMetadata::from),
+        ))
     }
 }
 
@@ -688,6 +780,25 @@ mod tests {
 
     fn meta(name: &str, desc: &str) -> SkillMetadata {
         SkillMetadata::new(SkillName::parse(name).expect("name"), desc)
+    }
+
+    #[test]
+    fn a_catalog_round_trips_losslessly() {
+        let mut a = meta("pdf", "Reads PDFs.");
+        a.raw_frontmatter = "name: pdf\ndescription: Reads PDFs.\nx-team: docs\n".into();
+        a.extra
+            .insert("x-team".into(), serde_json::Value::String("docs".into()));
+        a.declared_tools = vec!["read_pdf".into()];
+        a.extensions.disable_model_invocation = true;
+        let catalog = Catalog::new(vec![meta("b", "Bees."), a]);
+        let text = serde_json::to_string(&catalog).expect("serializes");
+        let back: Catalog = serde_json::from_str(&text).expect("deserializes");
+        assert_eq!(back, catalog);
+        assert_eq!(back.fingerprint(), catalog.fingerprint());
+        let options = RenderOptions::default();
+        assert_eq!(back.render(&options), catalog.render(&options));
+        let bad = r#"{"entries":[{"name":"Not A Name","description":"x"}]}"#;
+        assert!(serde_json::from_str::<Catalog>(bad).is_err());
     }
 
     #[test]

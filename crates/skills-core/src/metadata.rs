@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
 use serde::ser::{SerializeMap as _, Serializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::name::SkillName;
 
@@ -37,6 +37,10 @@ pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 /// included. A frontmatter field named `parsed` is left out of the top level
 /// (it stays in `extra` and `raw_frontmatter`). `raw_frontmatter` is not
 /// serialized.
+///
+/// Deserializing reads that shape back (`raw_frontmatter` comes back empty);
+/// [`crate::Catalog`] stores its entries losslessly, `raw_frontmatter`
+/// included.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 // The field attributes below are kept for readers; `into` decides the shape.
 #[serde(into = "MetadataView")]
@@ -149,6 +153,61 @@ impl SkillMetadata {
     }
 }
 
+/// The parsed half as read back.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ParsedOwned {
+    allowed_tools: Vec<String>,
+    declared_tools: Vec<String>,
+    extensions: Extensions,
+}
+
+impl<'de> Deserialize<'de> for SkillMetadata {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let mut map = BTreeMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        let mut take = |key: &str| map.remove(key);
+        fn field<T: serde::de::DeserializeOwned, E: serde::de::Error>(
+            key: &str,
+            value: Option<serde_json::Value>,
+        ) -> Result<Option<T>, E> {
+            value
+                .map(|v| serde_json::from_value(v).map_err(|e| E::custom(format!("`{key}`: {e}"))))
+                .transpose()
+        }
+        let name: SkillName =
+            field("name", take("name"))?.ok_or_else(|| D::Error::missing_field("name"))?;
+        let description: String = field("description", take("description"))?
+            .ok_or_else(|| D::Error::missing_field("description"))?;
+        let title = field("title", take("title"))?;
+        let license = field("license", take("license"))?;
+        let compatibility = field("compatibility", take("compatibility"))?;
+        let metadata = field("metadata", take("metadata"))?.unwrap_or_default();
+        let joined: Option<String> = field("allowed-tools", take("allowed-tools"))?;
+        let parsed: ParsedOwned = field(PARSED_KEY, take(PARSED_KEY))?.unwrap_or_default();
+        let allowed_tools = if parsed.allowed_tools.is_empty() {
+            joined
+                .map(|j| j.split_whitespace().map(str::to_owned).collect())
+                .unwrap_or_default()
+        } else {
+            parsed.allowed_tools
+        };
+        Ok(Self {
+            name,
+            description,
+            title,
+            license,
+            compatibility,
+            metadata,
+            allowed_tools,
+            declared_tools: parsed.declared_tools,
+            extensions: parsed.extensions,
+            extra: map,
+            raw_frontmatter: String::new(),
+        })
+    }
+}
+
 impl SkillMetadata {
     /// Metadata with just a name and a description; other fields empty.
     pub fn new(name: SkillName, description: impl Into<String>) -> Self {
@@ -169,7 +228,7 @@ impl SkillMetadata {
 }
 
 /// How a skill wants to run when invoked (the `context` extension).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ContextMode {
     /// Run in a fresh sub-agent that sees only the skill.
@@ -181,7 +240,8 @@ pub enum ContextMode {
 /// Typed access to the extension fields used by known agents (F-FMT-4).
 ///
 /// The raw values stay in [`SkillMetadata::extra`]; these are interpretations.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct Extensions {
     /// `context: fork | fork_with_context`.
@@ -244,6 +304,25 @@ mod tests {
             serde_json::to_value(meta()).unwrap(),
             json!({"name": "pdf", "description": "Reads PDFs."})
         );
+    }
+
+    #[test]
+    fn the_serialized_shape_reads_back() {
+        let mut m = meta();
+        m.title = Some("PDF Tools".into());
+        m.license = Some("MIT".into());
+        m.allowed_tools = vec!["Read".into(), "Bash(git:*)".into()];
+        m.declared_tools = vec!["read_pdf".into()];
+        m.metadata.insert("team".into(), "docs".into());
+        m.extensions.context = Some(ContextMode::Fork);
+        m.extra.insert("context".into(), json!("fork"));
+        let text = serde_json::to_string(&m).unwrap();
+        let back: SkillMetadata = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, m);
+        let bad = serde_json::from_value::<SkillMetadata>(
+            json!({"name": "Bad Name", "description": "x"}),
+        );
+        assert!(bad.is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::borrow::Borrow;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 use unicode_normalization::UnicodeNormalization;
 
 use crate::diagnostic::Code;
@@ -67,6 +67,15 @@ impl AsRef<str> for SkillName {
 impl Borrow<str> for SkillName {
     fn borrow(&self) -> &str {
         &self.0
+    }
+}
+
+/// Deserializes through [`SkillName::parse`]: a name that breaks the rules is
+/// an error, never a `SkillName`.
+impl<'de> Deserialize<'de> for SkillName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(deserializer)?;
+        SkillName::parse(&raw).map_err(serde::de::Error::custom)
     }
 }
 
