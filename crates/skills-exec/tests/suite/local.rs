@@ -255,7 +255,9 @@ async fn timeout_kills_every_descendant() {
         "s",
         RunRequest::new(
             "forks",
-            "(setsid env -i /bin/sleep 47131 > /dev/null 2>&1 &) ; echo started",
+            // The pause lets `setsid` leave the group before the group is
+            // killed at exit (without it the test raced the kill).
+            "(setsid env -i /bin/sleep 47131 > /dev/null 2>&1 &) ; sleep 0.3 ; echo started",
         )
         .timeout_secs(20),
     )
