@@ -95,6 +95,9 @@ pub(crate) struct Ws {
     stage_lock: tokio::sync::Mutex<()>,
     pub(crate) pinned: Mutex<HashMap<String, u64>>,
     pub(crate) execs: DashMap<String, Arc<ExecSession>>,
+    /// The workspace's long-lived sandbox (sandbox runtime only).
+    #[cfg(unix)]
+    supervisor: Mutex<Option<Arc<crate::supervisor::Supervisor>>>,
 }
 
 /// The engine.
@@ -133,6 +136,8 @@ pub(crate) struct CommandSpec<'a> {
 pub(crate) struct Prepared {
     pub(crate) program: PathBuf,
     pub(crate) args: Vec<OsString>,
+    /// The command itself, before any `bwrap` wrapping.
+    pub(crate) inner: CommandLine,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
     pub(crate) run_dir: String,
@@ -172,6 +177,8 @@ impl Engine {
             stage_lock: tokio::sync::Mutex::new(()),
             pinned: Mutex::new(HashMap::new()),
             execs: DashMap::new(),
+            #[cfg(unix)]
+            supervisor: Mutex::new(None),
         });
         let entry = self
             .workspaces
@@ -310,7 +317,7 @@ impl Engine {
         // One trip to the blocking pool: the run folder, the checked working
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
-        let (run_dir, host_cwd, editor_script, program, args) = {
+        let (run_dir, host_cwd, editor_script, (program, args), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
             let command = command.to_owned();
@@ -342,9 +349,8 @@ impl Engine {
                     Some(text) => Some(write_editor(&r.join(&run_dir), &text)?),
                     None => None,
                 };
-                let (program, args) =
-                    command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
-                Ok((run_dir, canonical, script, program, args))
+                let lines = command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
+                Ok((run_dir, canonical, script, lines.0, lines.1))
             })
             .await?
         };
@@ -384,6 +390,7 @@ impl Engine {
         Ok(Prepared {
             program,
             args,
+            inner,
             env: vars,
             cwd: host_cwd,
             run_dir,
@@ -495,13 +502,9 @@ impl Engine {
             .map_or(self.cfg.default_timeout, Duration::from_secs)
             .min(self.cfg.max_timeout);
         let mut warnings = prepared.warnings.clone();
-        let outcome = execute(
-            &prepared,
-            request.stdin.as_deref(),
-            timeout,
-            self.cfg.output_cap,
-        )
-        .await?;
+        let outcome = self
+            .launch(&ws, &prepared, request.stdin.as_deref(), timeout)
+            .await?;
         if outcome.stdout_cut {
             warnings.push(format!(
                 "stdout was longer than {} bytes; the middle was dropped",
@@ -538,6 +541,66 @@ impl Engine {
         }
         result.warnings = warnings;
         Ok(result)
+    }
+
+    /// Runs a prepared command: through the workspace's long-lived sandbox
+    /// when there is one, else as its own process (`bwrap` per run when no
+    /// PID namespace can be nested in the sandbox).
+    async fn launch(
+        &self,
+        ws: &Arc<Ws>,
+        prepared: &Prepared,
+        stdin: Option<&str>,
+        timeout: Duration,
+    ) -> WorkspaceResult<Outcome> {
+        #[cfg(unix)]
+        if let Launcher::Sandbox(sb) = &self.cfg.launcher
+            && sb.helpers().is_some()
+        {
+            let sup = self.supervisor(ws, sb).await?;
+            return sup
+                .run(
+                    &ws.root.join(&prepared.run_dir),
+                    &prepared.cwd,
+                    &prepared.inner.0,
+                    &prepared.inner.1,
+                    &prepared.env,
+                    stdin,
+                    timeout,
+                    self.cfg.output_cap,
+                )
+                .await;
+        }
+        let _ = ws;
+        execute(prepared, stdin, timeout, self.cfg.output_cap).await
+    }
+
+    /// The workspace's supervisor, started (or restarted when a skill's
+    /// `.venv/` changed) on demand.
+    #[cfg(unix)]
+    async fn supervisor(
+        &self,
+        ws: &Arc<Ws>,
+        sb: &Sandbox,
+    ) -> WorkspaceResult<Arc<crate::supervisor::Supervisor>> {
+        let current = crate::supervisor::venvs(&ws.root);
+        if let Some(s) = lock(&ws.supervisor).as_ref()
+            && s.usable(&current)
+        {
+            return Ok(Arc::clone(s));
+        }
+        let (sb, root) = (sb.clone(), ws.root.clone());
+        let started = blocking(move || crate::supervisor::Supervisor::start(&sb, &root)).await?;
+        let mut slot = lock(&ws.supervisor);
+        if let Some(s) = slot.as_ref()
+            && s.usable(&current)
+        {
+            return Ok(Arc::clone(s));
+        }
+        if let Some(old) = slot.replace(Arc::clone(&started)) {
+            old.retire();
+        }
+        Ok(started)
     }
 
     async fn collect_outputs(
@@ -688,6 +751,10 @@ impl Engine {
                         killed += 1;
                     }
                 }
+                #[cfg(unix)]
+                if let Some(s) = lock(&ws.supervisor).take() {
+                    s.kill();
+                }
                 let marker = ws.marker.clone();
                 let root = ws.root.clone();
                 blocking(move || Ok(sweep_in(&marker, None, Some(&root)))).await?;
@@ -710,7 +777,11 @@ impl Engine {
     }
 }
 
-/// Resolves what to spawn: the policy's program or `bash -c`, wrapped in
+/// A program and its arguments.
+type CommandLine = (PathBuf, Vec<OsString>);
+
+/// Resolves what to spawn (the wrapped command line, then the command
+/// itself): the policy's program or `bash -c`, wrapped in
 /// `setsid` for a terminal and in `bwrap` for the sandbox. Blocking (file
 /// checks).
 fn command_line(
@@ -720,7 +791,7 @@ fn command_line(
     command: &str,
     restricted: bool,
     tty: bool,
-) -> WorkspaceResult<(PathBuf, Vec<OsString>)> {
+) -> WorkspaceResult<(CommandLine, CommandLine)> {
     let (program, args): (PathBuf, Vec<String>) = if restricted {
         let resolved = cfg.policy.check(command, host_cwd)?;
         (resolved.program, resolved.args)
@@ -748,14 +819,18 @@ fn command_line(
     } else {
         (program, args)
     };
-    let (program, args) = match &cfg.launcher {
-        Launcher::Local => (program, args.into_iter().map(OsString::from).collect()),
+    let inner = (
+        program.clone(),
+        args.iter().map(OsString::from).collect::<Vec<_>>(),
+    );
+    let outer = match &cfg.launcher {
+        Launcher::Local => inner.clone(),
         Launcher::Sandbox(sb) => {
             let a = sb.args(root, host_cwd, &program, &args)?;
             (sb.program().to_path_buf(), a)
         }
     };
-    Ok((program, args))
+    Ok((outer, inner))
 }
 
 /// Writes the editor text and the helper `EDITOR` points at into `dir`.

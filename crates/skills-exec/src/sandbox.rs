@@ -9,7 +9,8 @@
 //! [`SandboxOptions::allow_read`], read-only); the session's workspace
 //! writable except its staged skills (read-only, their `.venv/` writable);
 //! nothing else of the host. `bwrap` dies with its parent, and everything in
-//! the PID namespace dies with `bwrap`.
+//! the PID namespace dies with `bwrap`. Runs normally share one `bwrap` per
+//! workspace, each in a PID namespace of its own (see [`crate::supervisor`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -99,6 +100,11 @@ pub(crate) struct Sandbox {
     /// The arguments every run shares (namespaces, system mounts), computed
     /// once.
     base: Vec<OsString>,
+    /// Set when a PID namespace can be nested inside the sandbox: runs then
+    /// go through one long-lived `bwrap` per workspace (see
+    /// [`crate::supervisor`]); otherwise each run starts its own.
+    #[cfg(unix)]
+    helpers: Option<crate::supervisor::Helpers>,
 }
 
 impl Sandbox {
@@ -140,6 +146,8 @@ impl Sandbox {
             allow_read,
             path: path.join(":"),
             base: Vec::new(),
+            #[cfg(unix)]
+            helpers: None,
         };
         sandbox.base = sandbox.base_args();
         let mut args = sandbox.base.clone();
@@ -167,7 +175,38 @@ impl Sandbox {
                 ),
             ));
         }
+        #[cfg(unix)]
+        {
+            sandbox.helpers = sandbox.probe_nested();
+        }
         Ok(sandbox)
+    }
+
+    /// The supervisor's helpers when a command can get a PID namespace of
+    /// its own inside the sandbox (a nested user namespace is allowed here).
+    #[cfg(unix)]
+    fn probe_nested(&self) -> Option<crate::supervisor::Helpers> {
+        let helpers = crate::supervisor::helpers()?;
+        let mut args = self.base.clone();
+        args.push("--".into());
+        args.push(helpers.perl.clone().into_os_string());
+        args.extend(helpers.probe_args().into_iter().map(OsString::from));
+        let ok = std::process::Command::new(&self.bwrap)
+            .args(&args)
+            .env_clear()
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then_some(helpers)
+    }
+
+    /// The supervisor's helpers, when runs can share one `bwrap` per
+    /// workspace.
+    #[cfg(unix)]
+    pub(crate) fn helpers(&self) -> Option<crate::supervisor::Helpers> {
+        self.helpers.clone()
     }
 
     /// The `PATH` inside the sandbox.
