@@ -1,12 +1,14 @@
 //! `skills-agent`: how Agent Skills reach a model.
 //!
-//! This crate is the disclosure engine. Given a [`skills_core::SkillProvider`]
-//! it renders the catalog once per session into a stable system block, offers
-//! the skill tools of a preset surface (the Helix names `load_skill` /
-//! `read_skill_file` by default, the trpc-agent six, or Eino's single tool),
-//! runs the calls the model makes, keeps per-agent load state that is always
-//! re-derivable from the transcript, and builds provider-neutral
-//! [`ModelRequest`]s whose prefix only ever grows.
+//! This crate is the disclosure engine and the agent loop. Given a
+//! [`skills_core::SkillProvider`] it renders the catalog once per session into
+//! a stable system block, offers the skill tools of a preset surface (the Helix
+//! names `load_skill` / `read_skill_file` by default, the trpc-agent six, or
+//! Eino's single tool), runs the calls the model makes, keeps per-agent load
+//! state that is always re-derivable from the transcript, and builds
+//! provider-neutral [`ModelRequest`]s whose prefix only ever grows. The
+//! [`Runner`] drives a [`Model`] through all of it (tool calls, forked
+//! sub-agents, the allowed-tools policy), emitting [`RunEvent`]s.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -24,8 +26,12 @@
 //! let request = session.build_request();
 //! assert!(request.system[0].text.contains("<skill name=\"greeting\">"));
 //! let call = ToolCall::new("c1", "load_skill", serde_json::json!({"name": "greeting"}));
-//! let Dispatch::Handled(result) = session.handle_tool_call(&call).await else { unreachable!() };
-//! assert!(result.content.contains("Say hello back"));
+//! match session.handle_tool_call(&call).await {
+//!     Dispatch::Handled(result) => assert!(result.content.contains("Say hello back")),
+//!     Dispatch::External => unreachable!("load_skill is a skill tool"),
+//!     // `Dispatch` is non-exhaustive: keep a catch-all arm.
+//!     _ => {}
+//! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```

@@ -80,6 +80,15 @@ fn bench(c: &mut Criterion) {
                 .expect("run")
         });
     });
+    group.bench_function("report_3000", |b| {
+        b.iter(|| {
+            Command::new(bin)
+                .arg("report")
+                .arg(tmp.path())
+                .output()
+                .expect("run")
+        });
+    });
     group.finish();
 }
 

@@ -12,6 +12,7 @@
 mod agent;
 mod catalog_report;
 mod logging;
+mod report;
 mod run;
 mod text;
 
@@ -196,6 +197,31 @@ enum Command {
         /// no network, only the workspace writable).
         #[arg(long, value_enum, value_name = "local|sandbox")]
         run: Option<agent::RunMode>,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
+    /// Report on skills: validity, what each costs in the prompt (catalog,
+    /// body, documents, counted by a BPE tokenizer) and whether the catalog
+    /// fits the budgets of coding agents.
+    ///
+    /// With no PATH (and no --root or $SKILLS_ROOT): the standard roots that
+    /// exist and `examples/skills` when it is here. Exit code 0 when the report
+    /// was written, invalid skills included; 2 for a usage or I/O error.
+    #[command(after_help = AFTER_HELP)]
+    Report {
+        /// Print the report as JSON.
+        #[arg(long, conflicts_with = "html")]
+        json: bool,
+        /// Write the report as one self-contained HTML page to FILE.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// The BPE that counts tokens.
+        #[arg(long, value_enum, default_value_t = report::Tokenizer::O200k)]
+        tokenizer: report::Tokenizer,
+        /// The context window the budgets are computed for: `200k`, `1m`,
+        /// or a number of tokens.
+        #[arg(long, value_parser = report::parse_context, value_name = "TOKENS", default_value = "200k")]
+        context: usize,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -489,6 +515,62 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 provider,
                 &mut out,
             )
+        }
+        Command::Report {
+            json,
+            html,
+            tokenizer,
+            context,
+            paths,
+        } => {
+            // The tables load while discovery runs.
+            let loader = std::thread::spawn(move || report::Bpe::load(tokenizer));
+            let defaults =
+                paths.is_empty() && sources.roots.is_empty() && remote::roots_from_env().is_empty();
+            let (mut roots, explicit) = if defaults {
+                (report::default_roots(), Vec::new())
+            } else {
+                let explicit = sources.resolve(paths)?;
+                (explicit.clone(), explicit)
+            };
+            if sources.standard && !defaults {
+                roots.extend(
+                    StandardRoots::new()
+                        .discover()
+                        .roots
+                        .into_iter()
+                        .map(|r| r.path),
+                );
+            }
+            let validation = ValidationOptions::lenient().with_portability_warnings(true);
+            let options = FsOptions::default().with_validation(validation);
+            let checked = validate(&roots, &explicit, &options);
+            let counter = loader
+                .join()
+                .map_err(|_| Failure::usage("the tokenizer failed to load"))?;
+            let report = report::build(
+                &checked.discovery,
+                &checked.missing,
+                &roots,
+                &options,
+                &counter,
+                context,
+            );
+            if let Some(file) = html {
+                let mut page = Vec::new();
+                report::write_html(&mut page, &report)?;
+                std::fs::write(&file, page).map_err(|e| {
+                    Failure::usage(format!("cannot write `{}`: {e}", file.display()))
+                })?;
+                eprintln!("wrote {}", text::line(&file.display().to_string()));
+            } else if json {
+                serde_json::to_writer_pretty(&mut out, &report).map_err(json_failure)?;
+                writeln!(out)?;
+            } else {
+                let style = report::Style::detect(io::stdout().is_terminal());
+                report::write_text(&mut out, &report, style)?;
+            }
+            Ok(0)
         }
         Command::Read {
             name,

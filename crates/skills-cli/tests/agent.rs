@@ -20,13 +20,21 @@ struct Server {
     bodies: Arc<Mutex<Vec<String>>>,
 }
 
-fn serve(replies: Vec<String>) -> Server {
+/// One canned reply: status code, content type, body.
+type Reply = (u16, &'static str, String);
+
+/// A server on 127.0.0.1 that answers request `i` with `reply(i)` (until it
+/// gives `None`) and records the request bodies.
+fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&bodies);
     thread::spawn(move || {
-        for reply in replies {
+        for i in 0.. {
+            let Some((status, content_type, body)) = reply(i) else {
+                return;
+            };
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
@@ -45,19 +53,32 @@ fn serve(replies: Vec<String>) -> Server {
                     break;
                 }
             }
-            let mut body = vec![0; length];
-            reader.read_exact(&mut body).unwrap();
-            seen.lock().unwrap().push(String::from_utf8(body).unwrap());
+            let mut request = vec![0; length];
+            if reader.read_exact(&mut request).is_err() {
+                continue;
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&request).into_owned());
             let mut stream = reader.into_inner();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                reply.len()
+            let reason = if status == 200 { "OK" } else { "Error" };
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} {reason}\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
             );
-            stream.write_all(head.as_bytes()).unwrap();
-            stream.write_all(reply.as_bytes()).unwrap();
         }
     });
     Server { url, bodies }
+}
+
+/// A server giving these SSE bodies in order.
+fn serve(replies: Vec<String>) -> Server {
+    serve_with(move |i| {
+        replies
+            .get(i)
+            .map(|r| (200, "text/event-stream", r.clone()))
+    })
 }
 
 fn sse(events: &[&str]) -> String {
@@ -260,36 +281,12 @@ fn without_a_key_it_says_what_to_set_and_exits_2() {
 
 #[test]
 fn an_http_error_after_retries_exits_1_with_the_providers_message() {
-    // A server that answers every request with a 400 and an OpenAI error body.
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            let reply = r#"{"error":{"message":"The model `nope` does not exist","type":"invalid_request_error"}}"#;
-            let mut stream = reader.into_inner();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-        }
+    // A server that answers every request with a 404 and an OpenAI error body.
+    let server = serve_with(|_| {
+        let body = r#"{"error":{"message":"The model `nope` does not exist","type":"invalid_request_error"}}"#;
+        Some((404, "application/json", body.to_owned()))
     });
+    let url = server.url.clone();
     let out = skills(
         &[
             "agent",

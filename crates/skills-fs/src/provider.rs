@@ -28,7 +28,7 @@ use std::time::Instant;
 use arc_swap::ArcSwap;
 use async_trait::async_trait;
 use skills_core::{
-    Catalog, Diagnostic, Error, ErrorKind, LineRange, ResourceBytes, ResourceContent, Skill,
+    Catalog, Code, Diagnostic, Error, ErrorKind, LineRange, ResourceBytes, ResourceContent, Skill,
     SkillProvider,
 };
 use tracing::{Instrument, debug_span, field};
@@ -94,8 +94,9 @@ enum Cached {
 ///   the cooldown of its last confirmation; after it, one `stat` of its
 ///   `SKILL.md` and of each folder and file of its listing decides, and a change
 ///   makes it re-read the skill, so an edited body is returned. A skill that became
-///   invalid returns an [`ErrorKind::InvalidSkill`] error with its diagnostics; a
-///   change of name or metadata found this way makes the next check re-scan.
+///   invalid returns an [`ErrorKind::InvalidSkill`] error with its diagnostics,
+///   one whose `SKILL.md` is gone [`ErrorKind::SkillNotFound`]; a change of name
+///   or metadata found this way makes the next check re-scan.
 /// * [`FsProvider::rescan`] forces a scan.
 ///
 /// # Async runtimes
@@ -268,8 +269,9 @@ impl FsProvider {
     /// [`SkillProvider::get`]: the cached skill itself, shared.
     ///
     /// Errors: [`ErrorKind::SkillNotFound`] (with the available names) for an
-    /// unknown name or a skill renamed on disk, [`ErrorKind::InvalidSkill`] for a
-    /// skill that became invalid since the last scan.
+    /// unknown name, a skill renamed on disk, or one whose folder or `SKILL.md`
+    /// went away, [`ErrorKind::InvalidSkill`] for a skill that became invalid
+    /// since the last scan.
     async fn get_shared(&self, name: &str) -> Result<Arc<Skill>, Error> {
         let span = debug_span!(
             "skills_fs.get",
@@ -562,14 +564,16 @@ impl Inner {
         let loaded = load_skill_stamped(self.vfs(), &dir, &self.options, Some(&mut stamps));
         let skill = match loaded {
             Ok(skill) => skill,
-            Err(err) => {
+            Err(failure) => {
                 // Broken or removed since the scan: the catalog is out of date.
                 self.forget(name);
-                if self.vfs().metadata(&dir).is_err() {
-                    // The folder is gone: the skill no longer exists.
+                if failure.no_skill_md || self.vfs().metadata(&dir).is_err() {
+                    // No SKILL.md when it was read (the folder was moved or
+                    // deleted, even if something took its place since): the
+                    // skill no longer exists.
                     return Err(snapshot.catalog.not_found(name));
                 }
-                return Err(err);
+                return Err(failure.error);
             }
         };
         if skill.name() != name {
@@ -657,7 +661,15 @@ pub(crate) fn load_skill_in(
     dir: &Path,
     options: &FsOptions,
 ) -> Result<Skill, Error> {
-    load_skill_stamped(vfs, dir, options, None)
+    load_skill_stamped(vfs, dir, options, None).map_err(|failure| failure.error)
+}
+
+/// Why a skill folder did not load.
+pub(crate) struct LoadFailure {
+    /// The [`ErrorKind::InvalidSkill`] error with the folder's problems.
+    pub(crate) error: Error,
+    /// Whether the only problem was that there was no `SKILL.md` to read.
+    pub(crate) no_skill_md: bool,
 }
 
 /// [`load_skill_in`]; with `stamps`, records the stats that show later whether
@@ -667,7 +679,7 @@ pub(crate) fn load_skill_stamped(
     dir: &Path,
     options: &FsOptions,
     mut stamps: Option<&mut Vec<Stamp>>,
-) -> Result<Skill, Error> {
+) -> Result<Skill, LoadFailure> {
     let (found, md_stamp) = load_skill_dir_stamped(vfs, dir, options);
     if let Some(stamps) = stamps.as_deref_mut() {
         stamps.extend(md_stamp);
@@ -681,20 +693,22 @@ pub(crate) fn load_skill_stamped(
             Ok(Skill::new(doc.metadata, doc.body, listing).with_location(location))
         }
         None => {
-            let problems: Vec<String> = found
-                .diagnostics
-                .iter()
-                .filter(|d| d.is_error())
-                .map(ToString::to_string)
-                .collect();
-            Err(Error::new(
-                ErrorKind::InvalidSkill,
-                format!(
-                    "the skill in `{}` is invalid: {}",
-                    dir.display(),
-                    problems.join("; ")
+            let errors: Vec<&Diagnostic> =
+                found.diagnostics.iter().filter(|d| d.is_error()).collect();
+            let no_skill_md =
+                !errors.is_empty() && errors.iter().all(|d| d.code == Code::SkillMdMissing);
+            let problems: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            Err(LoadFailure {
+                error: Error::new(
+                    ErrorKind::InvalidSkill,
+                    format!(
+                        "the skill in `{}` is invalid: {}",
+                        dir.display(),
+                        problems.join("; ")
+                    ),
                 ),
-            ))
+                no_skill_md,
+            })
         }
     }
 }

@@ -130,6 +130,34 @@ pub(crate) fn processes_with(token: &str) -> Vec<String> {
     found
 }
 
+/// Waits (up to 10 s) until `n` live processes mention `token`, and returns
+/// how many there are then. A process just spawned shows its parent's command
+/// line until its `exec` completes, so a single look can miss it.
+pub(crate) async fn wait_for_processes(token: &str, n: usize) -> usize {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let found = processes_with(token).len();
+        if found >= n || std::time::Instant::now() >= deadline {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
+/// The live processes that mention `token` once none is left, or after
+/// `grace`: a process killed a moment ago may need a few scheduler ticks to
+/// leave `/proc` on a loaded machine.
+pub(crate) async fn left_after(token: &str, grace: std::time::Duration) -> Vec<String> {
+    let deadline = std::time::Instant::now() + grace;
+    loop {
+        let found = processes_with(token);
+        if found.is_empty() || std::time::Instant::now() >= deadline {
+            return found;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+}
+
 /// A command that leaves children behind in every way it can and hangs:
 /// a background child, a `setsid` child, a double fork, a `setsid` double fork.
 pub(crate) fn forking_command(token: &str) -> String {

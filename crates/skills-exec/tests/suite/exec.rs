@@ -80,8 +80,10 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
         .unwrap();
     let killed = rt.kill_exec("s", &s.session_id).await.unwrap();
     assert_eq!(killed.status, ExecStatus::Killed);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(processes_with("sleep 4733"), Vec::<String>::new());
+    assert_eq!(
+        left_after("sleep 4733", Duration::from_millis(500)).await,
+        Vec::<String>::new()
+    );
     // Timeout.
     let s = rt
         .start_exec(
@@ -101,8 +103,10 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
         .unwrap();
     let report = rt.cleanup("s").await.unwrap();
     assert_eq!(report.killed_sessions, 1);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(processes_with("sleep 4735"), Vec::<String>::new());
+    assert_eq!(
+        left_after("sleep 4735", Duration::from_millis(500)).await,
+        Vec::<String>::new()
+    );
     let e = rt.poll_exec("s", &s.session_id, None).await.unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::NotFound);
 }

@@ -212,7 +212,8 @@ async fn timeout_kills_every_descendant() {
         .arg("47199")
         .spawn()
         .unwrap();
-    assert_eq!(processes_with("sleep 47199").len(), 1);
+    // At least one: another run of this suite on the machine may have its own.
+    assert!(wait_for_processes("sleep 47199", 1).await >= 1);
     probe.kill().unwrap();
     probe.wait().unwrap();
     let started = Instant::now();
@@ -231,9 +232,8 @@ async fn timeout_kills_every_descendant() {
         "{}",
         r.duration_ms
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(
-        processes_with(&format!("sleep {token}")),
+        left_after(&format!("sleep {token}"), Duration::from_millis(500)).await,
         Vec::<String>::new()
     );
     // A command that exits but leaves children holding its output returns
@@ -247,9 +247,12 @@ async fn timeout_kills_every_descendant() {
     .await;
     assert_eq!(r.stdout, "bye\n");
     assert!(!r.timed_out && started.elapsed() < Duration::from_secs(3));
-    assert_eq!(processes_with("sleep 47121"), Vec::<String>::new());
+    assert_eq!(
+        left_after("sleep 47121", Duration::from_millis(500)).await,
+        Vec::<String>::new()
+    );
     // The documented gap: a process that leaves the group with an empty
-    // environment survives the run, and dies with the workspace's cleanup.
+    // environment can survive the run, and dies with the workspace's cleanup.
     let r = run(
         &rt,
         "s",
@@ -263,15 +266,15 @@ async fn timeout_kills_every_descendant() {
     )
     .await;
     assert_eq!(r.stdout, "started\n");
+    // Whether it survives depends on timing: the run's sweep kills it when
+    // it finds it before `env -i` has dropped the run's marker. Either way,
+    // cleanup must leave nothing behind.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(
-        processes_with("sleep 47131").len(),
-        1,
-        "the gap closed? update the docs"
-    );
     rt.cleanup("s").await.unwrap();
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(processes_with("sleep 47131"), Vec::<String>::new());
+    assert_eq!(
+        left_after("sleep 47131", Duration::from_millis(500)).await,
+        Vec::<String>::new()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

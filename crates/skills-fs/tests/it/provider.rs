@@ -53,6 +53,20 @@ fn get_of_a_skill_broken_since_the_scan_is_invalid_skill() {
 }
 
 #[test]
+fn get_of_a_skill_whose_skill_md_went_away_since_the_scan_is_skill_not_found() {
+    // The folder stays (or something else took its place): without its
+    // SKILL.md there is no skill of that name any more, not a broken one.
+    let root = Root::new();
+    root.skill("going", "Body.");
+    let provider = root.provider();
+    fs::remove_file(root.join("going/SKILL.md")).expect("rm");
+
+    let err = expect_kind(get(&provider, "going"), ErrorKind::SkillNotFound);
+    assert!(err.message().contains("going"), "{err}");
+    assert_good_loads(&provider);
+}
+
+#[test]
 fn get_of_a_skill_renamed_since_the_scan_is_skill_not_found() {
     let root = Root::new();
     root.skill("renamed", "Body.");
