@@ -346,7 +346,7 @@ impl Engine {
                     ));
                 }
                 let script = match editor_text {
-                    Some(text) => Some(write_editor(&r.join(&run_dir), &text)?),
+                    Some(text) => Some(write_editor(&r, &run_dir, &text)?),
                     None => None,
                 };
                 let lines = command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
@@ -560,7 +560,8 @@ impl Engine {
             let sup = self.supervisor(ws, sb).await?;
             return sup
                 .run(
-                    &ws.root.join(&prepared.run_dir),
+                    &ws.root,
+                    &prepared.run_dir,
                     &prepared.cwd,
                     &prepared.inner.0,
                     &prepared.inner.1,
@@ -833,17 +834,29 @@ fn command_line(
     Ok((outer, inner))
 }
 
-/// Writes the editor text and the helper `EDITOR` points at into `dir`.
-fn write_editor(dir: &Path, text: &str) -> WorkspaceResult<PathBuf> {
-    std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
-    let script = dir.join(".editor.sh");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n",
-    )
-    .map_err(|e| io_error("editor script", e))?;
-    crate::fsutil::set_mode(&script, 0o555).map_err(|e| io_error("editor script", e))?;
-    Ok(script)
+/// Writes the editor text and the helper `EDITOR` points at into the run
+/// folder `root/run_dir` (opened by handle: a concurrent run of the session
+/// cannot redirect these writes out of the workspace).
+fn write_editor(root: &Path, run_dir: &str, text: &str) -> WorkspaceResult<PathBuf> {
+    const SCRIPT: &str = "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n";
+    let dir = root.join(run_dir);
+    #[cfg(unix)]
+    {
+        let handle =
+            crate::fsutil::DirHandle::open(root, run_dir).map_err(|e| io_error("run folder", e))?;
+        handle
+            .write_new(".editor_text", text.as_bytes(), 0o600)
+            .map_err(|e| io_error("editor text", e))?;
+        handle
+            .write_new(".editor.sh", SCRIPT.as_bytes(), 0o555)
+            .map_err(|e| io_error("editor script", e))?;
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
+        std::fs::write(dir.join(".editor.sh"), SCRIPT).map_err(|e| io_error("editor script", e))?;
+    }
+    Ok(dir.join(".editor.sh"))
 }
 
 fn is_protected(name: &str) -> bool {

@@ -68,6 +68,12 @@ pub struct SandboxOptions {
     /// Folders added to the front of the sandbox's `PATH` (they must be
     /// visible: system folders or allowed paths).
     pub path_prepend: Vec<String>,
+    /// Starts one `bwrap` for every run instead of one per workspace shared
+    /// by the session's runs: full isolation between the runs of a session
+    /// (their own loopback network, hostname, `/proc`) at several times the
+    /// cost of a run (see docs/exec.md, "One sandbox per workspace").
+    /// Default `false`.
+    pub sandbox_per_run: bool,
 }
 
 impl SandboxOptions {
@@ -87,6 +93,14 @@ impl SandboxOptions {
     #[must_use]
     pub fn path_prepend(mut self, dir: impl Into<String>) -> Self {
         self.path_prepend.push(dir.into());
+        self
+    }
+
+    /// Starts one `bwrap` per run (`true`) instead of one per workspace
+    /// (`false`, the default); see the field of the same name.
+    #[must_use]
+    pub fn sandbox_per_run(mut self, per_run: bool) -> Self {
+        self.sandbox_per_run = per_run;
         self
     }
 }
@@ -176,30 +190,27 @@ impl Sandbox {
             ));
         }
         #[cfg(unix)]
-        {
-            sandbox.helpers = sandbox.probe_nested();
+        if !options.sandbox_per_run {
+            sandbox.helpers =
+                crate::supervisor::helpers().filter(|h| crate::supervisor::probe(&sandbox, h));
         }
         Ok(sandbox)
     }
 
-    /// The supervisor's helpers when a command can get a PID namespace of
-    /// its own inside the sandbox (a nested user namespace is allowed here).
+    /// The arguments of the long-lived sandbox: the base ones, and when the
+    /// runtime runs as root, a sandbox user other than root (65534): mapping
+    /// root into the runs' nested user namespaces would need `CAP_SETFCAP`,
+    /// which the sandbox does not have, and an unmapped user cannot create
+    /// files in a run's private `/tmp`.
     #[cfg(unix)]
-    fn probe_nested(&self) -> Option<crate::supervisor::Helpers> {
-        let helpers = crate::supervisor::helpers()?;
-        let mut args = self.base.clone();
-        args.push("--".into());
-        args.push(helpers.perl.clone().into_os_string());
-        args.extend(helpers.probe_args().into_iter().map(OsString::from));
-        let ok = std::process::Command::new(&self.bwrap)
-            .args(&args)
-            .env_clear()
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        ok.then_some(helpers)
+    pub(crate) fn supervisor_base(&self) -> Vec<OsString> {
+        let mut a = self.base.clone();
+        if rustix::process::geteuid().is_root() {
+            for p in ["--uid", "65534", "--gid", "65534"] {
+                a.push(p.into());
+            }
+        }
+        a
     }
 
     /// The supervisor's helpers, when runs can share one `bwrap` per
@@ -276,6 +287,19 @@ impl Sandbox {
         program: &Path,
         args: &[String],
     ) -> Result<Vec<OsString>, WorkspaceError> {
+        self.args_from(self.base.clone(), ws_root, cwd, program, args)
+    }
+
+    /// [`Sandbox::args`] on top of `base` (the base arguments, or those of
+    /// the long-lived sandbox).
+    pub(crate) fn args_from(
+        &self,
+        base: Vec<OsString>,
+        ws_root: &Path,
+        cwd: &Path,
+        program: &Path,
+        args: &[String],
+    ) -> Result<Vec<OsString>, WorkspaceError> {
         for dir in SYSTEM_DIRS.iter().map(Path::new).chain([Path::new("/")]) {
             if is_within(ws_root, dir) {
                 return Err(WorkspaceError::new(
@@ -288,7 +312,7 @@ impl Sandbox {
                 ));
             }
         }
-        let mut a = self.base.clone();
+        let mut a = base;
         a.push("--bind".into());
         a.push(ws_root.into());
         a.push(ws_root.into());

@@ -4,22 +4,27 @@
 //! process start, so the sandbox runtime starts one `bwrap` per workspace,
 //! with exactly the confinement a single run gets (see [`crate::sandbox`]),
 //! running a small `perl` supervisor (`SCRIPT`). Each command runs in a user
-//! and PID namespace of its own nested in the sandbox's, so a command and
-//! everything it forked (background, `setsid`, double fork) are gone when the
-//! command exits or the run is killed, as with a `bwrap` per run. Standard
-//! output and error come back through FIFOs in the run folder; standard input
-//! is a file written there beforehand (or `/dev/null`).
+//! and PID namespace of its own nested in the sandbox's (a *slot*, reused by
+//! the session's later runs once empty) and in a mount and IPC namespace made
+//! for that run alone, with a fresh `/tmp` and `/dev/shm` (and its own
+//! `/proc` where the kernel allows it); so a command and everything it forked
+//! (background, `setsid`, double fork) are gone when the command exits or the
+//! run is killed, as with a `bwrap` per run. Standard output and error come
+//! back through FIFOs in the run folder; standard input is a file written
+//! there beforehand (or `/dev/null`). The host makes and opens these by
+//! handle, never through a path a command could redirect.
 //!
 //! The `bwrap` is spawned from a thread that lives as long as it does (its
-//! `--die-with-parent` follows the spawning thread), and is killed when the
-//! workspace is cleaned up or the supervisor is dropped. When a skill's
-//! `.venv/` appears or is replaced (its bind mount is fixed when `bwrap`
-//! starts), a new supervisor is started and the old one exits once its
-//! running commands are done.
+//! `--die-with-parent` follows the spawning thread), and is killed (through a
+//! pidfd, so never another process that reused its id) when the workspace is
+//! cleaned up or the supervisor is dropped. When a skill's `.venv/` appears
+//! or is replaced (its bind mount is fixed when `bwrap` starts), a new
+//! supervisor is started and the old one exits once its running commands
+//! are done.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -31,14 +36,15 @@ use tokio::sync::mpsc;
 
 use crate::capture::read_capped;
 use crate::engine::{Outcome, lock};
-use crate::fsutil::io_error;
+use crate::fsutil::{DirHandle, io_error};
 use crate::sandbox::Sandbox;
 
 /// The supervisor, run by `perl` inside `bwrap` (`perl` is part of every
 /// Debian and Ubuntu system; without it each run starts its own `bwrap`).
-/// `$ARGV[0]` and `$ARGV[1]` are the numbers of the `unshare` and `prctl`
+/// `$ARGV[0..3]` are the numbers of the `unshare`, `prctl` and `mount`
 /// system calls. It makes itself non-dumpable, so no command can read or
-/// write its memory through `/proc`.
+/// write its memory or open its descriptors through `/proc`, and closes
+/// every descriptor it inherited beyond standard input, output and error.
 ///
 /// Requests on standard input: `r ID SLOT LEN` then LEN bytes of
 /// NUL-terminated fields (cwd, stdin file or empty, stdout FIFO, stderr FIFO,
@@ -47,17 +53,23 @@ use crate::sandbox::Sandbox;
 /// (exited, everything it started gone), `e ID` (could not start).
 ///
 /// A slot is a child in a process group of its own that entered a new user
-/// and PID namespace and forked that namespace's PID 1: a minimal init with
-/// `PR_SET_PDEATHSIG` = `SIGKILL` that takes one request at a time, forks
-/// the command, reaps until the command exits, then kills and reaps
-/// everything left in its namespace (`kill(-1)` from PID 1) before it
-/// reports the exit, so the next run in that slot starts in an empty
-/// namespace. The host hands each slot to one run at a time; a run that is
-/// killed (its slot's group gets `SIGKILL`) takes its slot with it: the init
-/// dies with its parent, and the namespace with it.
-const SCRIPT: &str = r#"use strict; use POSIX ();
-my ($UNSHARE, $PRCTL) = @ARGV;
-syscall($PRCTL + 0, 4, 0, 0, 0, 0);
+/// and PID namespace (mapping the sandbox's user to itself) and forked that
+/// namespace's PID 1: a minimal init with `PR_SET_PDEATHSIG` = `SIGKILL`
+/// that takes one request at a time and forks the command's process, which
+/// enters a new mount and IPC namespace, mounts a fresh tmpfs on `/tmp` and
+/// `/dev/shm` (and tries a new `/proc`, which the kernel refuses when
+/// bubblewrap covered parts of the sandbox's), restores `SIGPIPE`, opens the
+/// FIFOs and `exec`s the command (PID 2). The init reaps until the command
+/// exits, then kills and reaps everything left in its namespace
+/// (`kill(-1)` from PID 1) before it reports the exit, so the next run in
+/// that slot starts in an empty namespace. The host hands each slot to one
+/// run at a time; a run that is killed (its slot's group gets `SIGKILL`)
+/// takes its slot with it: the init dies with its parent, and the namespace
+/// with it.
+const SCRIPT: &str = r#"use strict; use POSIX (); use File::Path ();
+my ($UNSHARE, $PRCTL, $MOUNT) = map { $_ + 0 } @ARGV;
+syscall($PRCTL, 4, 0, 0, 0, 0);
+if (opendir(my $d, '/proc/self/fd')) { my @fds = grep { /^\d+$/ && $_ > 2 } readdir $d; closedir $d; POSIX::close($_) for @fds; }
 $SIG{CHLD} = 'IGNORE'; $SIG{PIPE} = 'IGNORE';
 open(my $reply, '>&', \*STDOUT) or die; $reply->autoflush(1);
 open(STDOUT, '>', '/dev/null'); open(STDERR, '>', '/dev/null');
@@ -66,9 +78,10 @@ my %slots;
 while (my $line = <STDIN>) {
   chomp $line;
   my ($op, $id, $slot, $len) = split / /, $line;
+  next unless defined $slot;
   if ($op eq 'r') {
     my $buf = '';
-    while (length($buf) < $len) { read(STDIN, $buf, $len - length($buf), length($buf)) or last; }
+    while (length($buf) < ($len // 0)) { read(STDIN, $buf, $len - length($buf), length($buf)) or last; }
     my $s = $slots{$slot} ||= slot();
     unless ($s && print { $s->[1] } "$id $len\n$buf") { print $reply "e $id\n"; }
   } elsif ($op eq 'k') {
@@ -87,11 +100,9 @@ sub slot {
     $SIG{CHLD} = 'DEFAULT';
     setpgrp(0, 0);
     my ($uid, $gid) = ($>, $) + 0);
-    POSIX::_exit(1) unless syscall($UNSHARE + 0, 0x10000000 | 0x20000000) == 0;
-    if ($uid != 0) {
-      for (['setgroups', 'deny'], ['uid_map', "$uid $uid 1"], ['gid_map', "$gid $gid 1"]) {
-        if (open(my $fh, '>', "/proc/self/$_->[0]")) { print $fh $_->[1]; close $fh; }
-      }
+    POSIX::_exit(1) unless syscall($UNSHARE, 0x10000000 | 0x20000000) == 0;
+    for (['setgroups', 'deny'], ['uid_map', "$uid $uid 1"], ['gid_map', "$gid $gid 1"]) {
+      my $fh; open($fh, '>', "/proc/self/$_->[0]") && print($fh $_->[1]) && close($fh) or POSIX::_exit(1);
     }
     my $b = fork;
     init($r) if defined $b && $b == 0;
@@ -104,8 +115,16 @@ sub slot {
 }
 sub init {
   my ($r) = @_;
-  syscall($PRCTL + 0, 1, 9, 0, 0, 0);
+  syscall($PRCTL, 1, 9, 0, 0, 0);
   binmode $r;
+  my ($tmpfs, $tmp, $shm, $mode, $proc) = ('tmpfs', '/tmp', '/dev/shm', 'mode=1777', 'proc');
+  my $procdir = '/proc';
+  my @keep;
+  if (open(my $mi, '<', '/proc/self/mountinfo')) {
+    for my $m (sort map { my $p = (split / /)[4]; $p =~ s/\\([0-7]{3})/chr(oct($1))/ge; $p } <$mi>) {
+      push @keep, $m if index($m, '/tmp/') == 0 && !grep { index("$m/", "$_/") == 0 } @keep;
+    }
+  }
   while (my $hdr = <$r>) {
     my ($id, $len) = split / /, $hdr;
     my $data = '';
@@ -114,9 +133,13 @@ sub init {
     my $c = fork;
     if (defined $c && $c == 0) {
       close $r;
-      unless (open(STDIN, '<', $in eq '' ? '/dev/null' : $in) && open(STDOUT, '>', $out) && open(STDERR, '>', $err)) {
+      $SIG{PIPE} = 'DEFAULT';
+      unless (syscall($UNSHARE, 0x20000 | 0x08000000) == 0 && fresh_tmp(\@keep)
+        && (!-d $shm || syscall($MOUNT, $tmpfs, $shm, $tmpfs, 6, $mode) == 0)
+        && open(STDIN, '<', $in eq '' ? '/dev/null' : $in) && open(STDOUT, '>', $out) && open(STDERR, '>', $err)) {
         print $reply "e $id\n"; POSIX::_exit(1);
       }
+      syscall($MOUNT, $proc, $procdir, $proc, 14, 0);
       print $reply "s $id\n";
       unless (chdir $cwd) { print STDERR "cd $cwd: $!\n"; POSIX::_exit(126); }
       %ENV = map { split /=/, $_, 2 } @rest[0 .. $n - 1];
@@ -133,61 +156,145 @@ sub init {
   }
   POSIX::_exit(0);
 }
+sub fresh_tmp {
+  my @dirs;
+  for (@{$_[0]}) { my $d; opendir($d, $_) or return 0; push @dirs, $d; }
+  my ($tmpfs, $tmp, $mode) = ('tmpfs', '/tmp', 'mode=1777');
+  return 0 unless syscall($MOUNT, $tmpfs, $tmp, $tmpfs, 6, $mode) == 0;
+  for my $i (0 .. $#dirs) {
+    my ($to, $from) = ($_[0][$i], '/proc/self/fd/' . fileno($dirs[$i]));
+    File::Path::make_path($to);
+    return 0 unless syscall($MOUNT, $from, $to, 0, 0x5000, 0) == 0;
+  }
+  closedir $_ for @dirs;
+  1;
+}
 "#;
 
 /// Where `perl` is looked for inside the sandbox (the system folders are the
 /// host's, read-only).
 const PERL_PATHS: [&str; 2] = ["/usr/bin/perl", "/bin/perl"];
 
-/// The numbers of the `unshare` and `prctl` system calls here.
+/// The numbers of the `unshare`, `prctl` and `mount` system calls here.
 #[cfg(target_arch = "x86_64")]
-const SYSCALLS: Option<(u32, u32)> = Some((272, 157));
+const SYSCALLS: Option<[u32; 3]> = Some([272, 157, 165]);
 #[cfg(target_arch = "aarch64")]
-const SYSCALLS: Option<(u32, u32)> = Some((97, 167));
+const SYSCALLS: Option<[u32; 3]> = Some([97, 167, 40]);
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const SYSCALLS: Option<(u32, u32)> = None;
+const SYSCALLS: Option<[u32; 3]> = None;
+
+/// Longest reply line the supervisor sends (`x ID CODE`); anything longer
+/// is a broken channel.
+const MAX_REPLY: u64 = 128;
 
 /// `perl` at a fixed system path with the system call numbers, when runs
 /// can use a long-lived sandbox on this machine.
 pub(crate) fn helpers() -> Option<Helpers> {
-    let (unshare, prctl) = SYSCALLS?;
+    let syscalls = SYSCALLS?;
     let perl = PERL_PATHS.iter().map(PathBuf::from).find(|p| p.is_file())?;
-    Some(Helpers {
-        perl,
-        unshare,
-        prctl,
-    })
+    Some(Helpers { perl, syscalls })
 }
 
 /// What the supervisor needs.
 #[derive(Debug, Clone)]
 pub(crate) struct Helpers {
     pub(crate) perl: PathBuf,
-    pub(crate) unshare: u32,
-    pub(crate) prctl: u32,
+    syscalls: [u32; 3],
 }
 
 impl Helpers {
-    /// `perl -e SCRIPT UNSHARE PRCTL`.
-    pub(crate) fn supervisor_args(&self) -> Vec<String> {
-        vec![
-            "-e".to_owned(),
-            SCRIPT.to_owned(),
-            self.unshare.to_string(),
-            self.prctl.to_string(),
-        ]
+    /// `perl -e SCRIPT UNSHARE PRCTL MOUNT`.
+    fn supervisor_args(&self) -> Vec<String> {
+        let mut a = vec!["-e".to_owned(), SCRIPT.to_owned()];
+        a.extend(self.syscalls.iter().map(u32::to_string));
+        a
     }
+}
 
-    /// A check that a PID namespace can be nested here: `perl -e PROBE`.
-    pub(crate) fn probe_args(&self) -> Vec<String> {
-        vec![
-            "-e".to_owned(),
-            format!(
-                "syscall({}, 0x30000000) == 0 or exit 3; my $p = fork; if (!$p) {{ exec {{'/bin/sh'}} '/bin/sh', '-c', 'exit 0'; exit 4 }} waitpid($p, 0); exit($? >> 8)",
-                self.unshare
-            ),
-        ]
+/// Checks, once, that the supervisor works here end to end: starts it in a
+/// sandbox with no workspace, runs `/bin/sh -c 'exit 0'` in a slot (nested
+/// user and PID namespaces, a private `/tmp`), and expects it to start and
+/// exit with 0. Blocking.
+pub(crate) fn probe(sandbox: &Sandbox, helpers: &Helpers) -> bool {
+    let mut args = sandbox.supervisor_base();
+    args.push("--".into());
+    args.push(helpers.perl.clone().into_os_string());
+    args.extend(helpers.supervisor_args().into_iter().map(OsString::from));
+    let request = encode(
+        Path::new("/"),
+        None,
+        Path::new("/dev/null"),
+        Path::new("/dev/null"),
+        Path::new("/bin/sh"),
+        &["-c".into(), "exit 0".into()],
+        &BTreeMap::new(),
+    );
+    let Ok(request) = request else { return false };
+    let Ok(mut child) = std::process::Command::new(sandbox.program())
+        .args(&args)
+        .env_clear()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return false;
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let mut message = format!("r 0 0 {}\n", request.len()).into_bytes();
+        message.extend_from_slice(&request);
+        let _ = stdin.write_all(&message);
     }
+    let mut out = Vec::new();
+    if let Some(stdout) = child.stdout.take() {
+        let _ = stdout.take(4096).read_to_end(&mut out);
+    }
+    let _ = child.wait();
+    out == b"s 0\nx 0 0\n"
+}
+
+/// The request fields, NUL-terminated (see `SCRIPT`).
+fn encode(
+    cwd: &Path,
+    stdin: Option<&Path>,
+    stdout: &Path,
+    stderr: &Path,
+    program: &Path,
+    args: &[OsString],
+    env: &BTreeMap<String, String>,
+) -> WorkspaceResult<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let nul = |b: &[u8]| b.contains(&0);
+    if nul(cwd.as_os_str().as_bytes())
+        || nul(program.as_os_str().as_bytes())
+        || args.iter().any(|a| nul(a.as_bytes()))
+        || env
+            .iter()
+            .any(|(k, v)| nul(k.as_bytes()) || nul(v.as_bytes()))
+    {
+        return Err(WorkspaceError::new(
+            WorkspaceErrorKind::InvalidRequest,
+            "the command holds a NUL byte",
+        ));
+    }
+    let mut req: Vec<u8> = Vec::with_capacity(2048);
+    let mut field = |b: &[u8]| {
+        req.extend_from_slice(b);
+        req.push(0);
+    };
+    field(cwd.as_os_str().as_bytes());
+    field(stdin.map_or(&b""[..], |p| p.as_os_str().as_bytes()));
+    field(stdout.as_os_str().as_bytes());
+    field(stderr.as_os_str().as_bytes());
+    field(env.len().to_string().as_bytes());
+    for (k, v) in env {
+        field(format!("{k}={v}").as_bytes());
+    }
+    field(program.as_os_str().as_bytes());
+    for a in args {
+        field(a.as_bytes());
+    }
+    Ok(req)
 }
 
 #[derive(Debug)]
@@ -199,6 +306,9 @@ enum Msg {
 
 type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Msg>>>>;
 
+/// What the supervisor's thread hands back once `bwrap` runs.
+type Spawned = (std::process::ChildStdin, u32, Option<std::os::fd::OwnedFd>);
+
 /// A running supervisor.
 #[derive(Debug)]
 pub(crate) struct Supervisor {
@@ -206,6 +316,8 @@ pub(crate) struct Supervisor {
     pending: Pending,
     dead: Arc<AtomicBool>,
     pid: u32,
+    /// A pidfd of `bwrap`: kills it, never a process that reused its id.
+    pidfd: Option<std::os::fd::OwnedFd>,
     /// The `.venv/` folders (path and inode) bound writable at start.
     venvs: Vec<(PathBuf, u64)>,
     next: AtomicU64,
@@ -222,11 +334,7 @@ pub(crate) fn venvs(ws_root: &Path) -> Vec<(PathBuf, u64)> {
             if let Ok(m) = std::fs::symlink_metadata(&venv)
                 && m.is_dir()
             {
-                #[cfg(unix)]
-                let ino = std::os::unix::fs::MetadataExt::ino(&m);
-                #[cfg(not(unix))]
-                let ino = 0;
-                out.push((venv, ino));
+                out.push((venv, std::os::unix::fs::MetadataExt::ino(&m)));
             }
         }
     }
@@ -245,7 +353,13 @@ impl Supervisor {
             ));
         };
         let venvs = venvs(ws_root);
-        let args = sandbox.args(ws_root, ws_root, &helpers.perl, &helpers.supervisor_args())?;
+        let args = sandbox.args_from(
+            sandbox.supervisor_base(),
+            ws_root,
+            ws_root,
+            &helpers.perl,
+            &helpers.supervisor_args(),
+        )?;
         let program = sandbox.program().to_path_buf();
         let pending: Pending = Arc::default();
         let dead = Arc::new(AtomicBool::new(false));
@@ -255,7 +369,7 @@ impl Supervisor {
             .name("skills-sandbox".into())
             .spawn(move || supervise(&program, &args, &p, &d, &tx))
             .map_err(|e| io_error("starting the sandbox thread", e))?;
-        let (stdin, pid) = rx
+        let (stdin, pid, pidfd) = rx
             .recv()
             .map_err(|_| {
                 WorkspaceError::new(WorkspaceErrorKind::Spawn, "the sandbox thread stopped")
@@ -271,6 +385,7 @@ impl Supervisor {
             pending,
             dead,
             pid,
+            pidfd,
             venvs,
             next: AtomicU64::new(0),
             free: Mutex::new(Vec::new()),
@@ -282,11 +397,7 @@ impl Supervisor {
         !self.dead.load(Ordering::Acquire) && self.venvs == venvs
     }
 
-    fn send(&self, line: &str) -> bool {
-        self.send_bytes(line.as_bytes())
-    }
-
-    fn send_bytes(&self, bytes: &[u8]) -> bool {
+    fn send(&self, bytes: &[u8]) -> bool {
         let mut guard = lock(&self.stdin);
         match guard.as_mut() {
             Some(stdin) => stdin.write_all(bytes).is_ok(),
@@ -302,19 +413,25 @@ impl Supervisor {
     /// Kills the supervisor and everything inside it.
     pub(crate) fn kill(&self) {
         lock(&self.stdin).take();
-        if !self.dead.load(Ordering::Acquire) {
-            crate::kill::kill_pid(self.pid);
+        match &self.pidfd {
+            Some(fd) => {
+                let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
+            }
+            None if !self.dead.load(Ordering::Acquire) => crate::kill::kill_pid(self.pid),
+            None => {}
         }
     }
 
     /// Runs a command inside the sandbox: `program args` in `cwd` with
     /// exactly `env`, `stdin` fed from a file, output captured up to `cap`,
-    /// everything killed at `timeout`. `run_dir` (host path, inside the
-    /// workspace) holds the request, the stdin file and the FIFOs.
+    /// everything killed at `timeout` (counted from the request, so a
+    /// command that never starts times out too). `run_dir` (relative to the
+    /// workspace `ws_root`) holds the stdin file and the FIFOs.
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn run(
         &self,
-        run_dir: &Path,
+        ws_root: &Path,
+        run_dir: &str,
         cwd: &Path,
         program: &Path,
         args: &[OsString],
@@ -323,47 +440,66 @@ impl Supervisor {
         timeout: Duration,
         cap: usize,
     ) -> WorkspaceResult<Outcome> {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let started = Instant::now();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let slot = lock(&self.free).pop().unwrap_or(id);
-        let ctl = Control::new(run_dir);
+        let mut ctl = Control::new(ws_root, run_dir)?;
         let (request, out, err) = ctl.prepare(cwd, program, args, env, stdin)?;
         let (tx, mut rx) = mpsc::unbounded_channel();
         lock(&self.pending).insert(id, tx);
+        let slot = lock(&self.free).pop().unwrap_or(id);
         let mut guard = RunGuard {
             sup: self,
             id,
             slot,
             done: false,
         };
-        let started = Instant::now();
         let mut message = format!("r {id} {slot} {}\n", request.len()).into_bytes();
         message.extend_from_slice(&request);
-        if !self.send_bytes(&message) {
+        if !self.send(&message) {
             return Err(gone());
         }
-        match rx.recv().await {
-            Some(Msg::Started) => {}
-            Some(Msg::Failed) => {
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Ok(Some(Msg::Started)) => {}
+            Ok(Some(Msg::Failed)) => {
                 return Err(WorkspaceError::new(
                     WorkspaceErrorKind::Spawn,
                     "the sandbox could not start the command",
                 ));
             }
-            Some(Msg::Exited(_)) | None => return Err(gone()),
+            Ok(Some(Msg::Exited(_)) | None) => return Err(gone()),
+            // Never started (its files were swapped for something that
+            // blocks): killed with its slot like any timed-out run.
+            Err(_) => {
+                drop(guard);
+                return Ok(Outcome {
+                    stdout: String::new(),
+                    stderr: String::new(),
+                    stdout_cut: false,
+                    stderr_cut: false,
+                    exit_code: None,
+                    timed_out: true,
+                    duration_ms: millis(started),
+                });
+            }
         }
         let out = tokio::spawn(read_capped(out, cap));
         let err = tokio::spawn(read_capped(err, cap));
-        let (exit_code, timed_out) = match tokio::time::timeout(timeout, rx.recv()).await {
+        let (exit_code, timed_out) = match tokio::time::timeout_at(deadline, rx.recv()).await {
             Ok(Some(Msg::Exited(code))) => (Some(code), false),
-            Ok(_) => (None, false),
+            Ok(_) => {
+                out.abort();
+                err.abort();
+                return Err(gone());
+            }
             Err(_) => (None, true),
         };
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        guard.done = !timed_out && exit_code.is_some();
+        let duration_ms = millis(started);
+        guard.done = !timed_out;
         drop(guard);
         let readers = async { (out.await.ok(), err.await.ok()) };
-        // Everything holding the FIFOs lives in the command's PID namespace,
-        // gone once it exited or was killed.
+        // Everything the run started is gone now, so the FIFOs end; only
+        // another run of the session holding one open could keep it going.
         let (o, e) = tokio::time::timeout(Duration::from_secs(2), readers)
             .await
             .unwrap_or_default();
@@ -379,6 +515,10 @@ impl Supervisor {
             duration_ms,
         })
     }
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Drop for Supervisor {
@@ -406,29 +546,32 @@ impl Drop for RunGuard<'_> {
         if self.done {
             lock(&self.sup.free).push(self.slot);
         } else {
-            self.sup.send(&format!("k {} {}\n", self.id, self.slot));
+            self.sup
+                .send(format!("k {} {}\n", self.id, self.slot).as_bytes());
         }
     }
 }
 
-/// The control files of one run, removed when dropped.
+/// The control files of one run, made and removed through a handle on the
+/// run folder.
 struct Control {
-    stdin: PathBuf,
-    stdout: PathBuf,
-    stderr: PathBuf,
+    dir: DirHandle,
+    path: PathBuf,
+    made: Vec<&'static str>,
 }
 
 impl Control {
-    fn new(run_dir: &Path) -> Self {
-        Self {
-            stdin: run_dir.join(".stdin"),
-            stdout: run_dir.join(".stdout"),
-            stderr: run_dir.join(".stderr"),
-        }
+    fn new(ws_root: &Path, run_dir: &str) -> WorkspaceResult<Self> {
+        let dir = DirHandle::open(ws_root, run_dir).map_err(|e| io_error("run folder", e))?;
+        Ok(Self {
+            dir,
+            path: ws_root.join(run_dir),
+            made: Vec::new(),
+        })
     }
 
     fn prepare(
-        &self,
+        &mut self,
         cwd: &Path,
         program: &Path,
         args: &[OsString],
@@ -439,71 +582,56 @@ impl Control {
         tokio::net::unix::pipe::Receiver,
         tokio::net::unix::pipe::Receiver,
     )> {
-        use std::os::unix::ffi::OsStrExt;
-        let nul = |b: &[u8]| b.contains(&0);
-        if nul(program.as_os_str().as_bytes()) || args.iter().any(|a| nul(a.as_bytes())) {
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::InvalidRequest,
-                "the command holds a NUL byte",
-            ));
-        }
-        let mut req: Vec<u8> = Vec::with_capacity(2048);
-        let mut field = |b: &[u8]| {
-            req.extend_from_slice(b);
-            req.push(0);
-        };
-        field(cwd.as_os_str().as_bytes());
-        match stdin {
+        let stdin_path = match stdin {
             Some(text) => {
-                std::fs::write(&self.stdin, text).map_err(|e| io_error("standard input", e))?;
-                field(self.stdin.as_os_str().as_bytes());
+                self.made.push(".stdin");
+                self.dir
+                    .write_new(".stdin", text.as_bytes(), 0o600)
+                    .map_err(|e| io_error("standard input", e))?;
+                Some(self.path.join(".stdin"))
             }
-            None => field(b""),
-        }
-        field(self.stdout.as_os_str().as_bytes());
-        field(self.stderr.as_os_str().as_bytes());
-        field(env.len().to_string().as_bytes());
-        for (k, v) in env {
-            field(format!("{k}={v}").as_bytes());
-        }
-        field(program.as_os_str().as_bytes());
-        for a in args {
-            field(a.as_bytes());
-        }
-        let open = |path: &Path| {
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                path,
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o600),
-                0,
-            )
-            .map_err(|e| io_error("output FIFO", e.into()))?;
-            tokio::net::unix::pipe::OpenOptions::new()
-                .open_receiver(path)
+            None => None,
+        };
+        let (out_path, err_path) = (self.path.join(".stdout"), self.path.join(".stderr"));
+        let request = encode(
+            cwd,
+            stdin_path.as_deref(),
+            &out_path,
+            &err_path,
+            program,
+            args,
+            env,
+        )?;
+        let mut open = |name: &'static str| {
+            self.made.push(name);
+            self.dir
+                .fifo_reader(name)
+                .and_then(tokio::net::unix::pipe::Receiver::from_owned_fd)
                 .map_err(|e| io_error("output FIFO", e))
         };
-        let (out, err) = (open(&self.stdout)?, open(&self.stderr)?);
-        Ok((req, out, err))
+        let out = open(".stdout")?;
+        let err = open(".stderr")?;
+        Ok((request, out, err))
     }
 }
 
 impl Drop for Control {
     fn drop(&mut self) {
-        for p in [&self.stdin, &self.stdout, &self.stderr] {
-            let _ = std::fs::remove_file(p);
+        for name in &self.made {
+            self.dir.remove(name);
         }
     }
 }
 
 /// The supervisor's thread: spawns `bwrap`, hands back its stdin, then
-/// routes its replies until it exits.
+/// routes its replies until it exits (or breaks the protocol, which kills
+/// it).
 fn supervise(
     program: &Path,
     args: &[OsString],
     pending: &Pending,
     dead: &AtomicBool,
-    tx: &std::sync::mpsc::Sender<std::io::Result<(std::process::ChildStdin, u32)>>,
+    tx: &std::sync::mpsc::Sender<std::io::Result<Spawned>>,
 ) {
     let spawned = std::process::Command::new(program)
         .args(args)
@@ -520,29 +648,34 @@ fn supervise(
             return;
         }
     };
+    // Opened before anything can reap it, so it names this process.
+    let pidfd = rustix::process::pidfd_open(
+        rustix::process::Pid::from_child(&child),
+        rustix::process::PidfdFlags::empty(),
+    )
+    .ok();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         dead.store(true, Ordering::Release);
         let _ = child.kill();
         let _ = child.wait();
         return;
     };
-    if tx.send(Ok((stdin, child.id()))).is_err() {
+    if tx.send(Ok((stdin, child.id(), pidfd))).is_err() {
         let _ = child.kill();
         let _ = child.wait();
         return;
     }
-    for line in BufReader::new(stdout).lines() {
-        let Ok(line) = line else { break };
-        let mut parts = line.split(' ');
-        let (Some(kind), Some(id)) = (parts.next(), parts.next().and_then(|s| s.parse().ok()))
-        else {
-            continue;
-        };
-        let msg = match kind {
-            "s" => Msg::Started,
-            "e" => Msg::Failed,
-            "x" => Msg::Exited(parts.next().and_then(|s| s.parse().ok()).unwrap_or(-1)),
-            _ => continue,
+    let mut reader = BufReader::new(stdout);
+    let mut line = Vec::with_capacity(64);
+    loop {
+        line.clear();
+        match (&mut reader).take(MAX_REPLY).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) if line.last() != Some(&b'\n') => break,
+            Ok(_) => {}
+        }
+        let Some((id, msg)) = parse_reply(&line) else {
+            break;
         };
         if let Some(sender) = lock(pending).get(&id) {
             let _ = sender.send(msg);
@@ -550,5 +683,55 @@ fn supervise(
     }
     dead.store(true, Ordering::Release);
     lock(pending).clear();
+    let _ = child.kill();
     let _ = child.wait();
+}
+
+/// `s ID`, `e ID` or `x ID CODE`.
+fn parse_reply(line: &[u8]) -> Option<(u64, Msg)> {
+    let text = std::str::from_utf8(line).ok()?.strip_suffix('\n')?;
+    let mut parts = text.split(' ');
+    let kind = parts.next()?;
+    let id = parts.next()?.parse().ok()?;
+    let msg = match (kind, parts.next()) {
+        ("s", None) => Msg::Started,
+        ("e", None) => Msg::Failed,
+        ("x", Some(code)) => Msg::Exited(code.parse().ok()?),
+        _ => return None,
+    };
+    parts.next().is_none().then_some((id, msg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies() {
+        assert!(matches!(parse_reply(b"s 3\n"), Some((3, Msg::Started))));
+        assert!(matches!(
+            parse_reply(b"x 4 137\n"),
+            Some((4, Msg::Exited(137)))
+        ));
+        assert!(matches!(parse_reply(b"e 5\n"), Some((5, Msg::Failed))));
+        for bad in [
+            &b"x 4\n"[..],
+            b"s 3",
+            b"s 3 4\n",
+            b"q 1\n",
+            b"x a 1\n",
+            b"\xff\n",
+        ] {
+            assert!(parse_reply(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn requests_refuse_nul_bytes() {
+        let p = Path::new("/");
+        let mut env = BTreeMap::new();
+        assert!(encode(p, None, p, p, p, &["a\0b".into()], &env).is_err());
+        env.insert("A".to_owned(), "x\0y".to_owned());
+        assert!(encode(p, None, p, p, p, &[], &env).is_err());
+    }
 }
