@@ -557,20 +557,32 @@ impl Engine {
         if let Launcher::Sandbox(sb) = &self.cfg.launcher
             && sb.helpers().is_some()
         {
-            let sup = self.supervisor(ws, sb).await?;
-            return sup
-                .run(
-                    &ws.root,
-                    &prepared.run_dir,
-                    &prepared.cwd,
-                    &prepared.inner.0,
-                    &prepared.inner.1,
-                    &prepared.env,
-                    stdin,
-                    timeout,
-                    self.cfg.output_cap,
-                )
-                .await;
+            // A supervisor found dead before the command started (killed,
+            // or its sandbox broke) is replaced once; the command has not
+            // run, so running it again is safe.
+            for _ in 0..2 {
+                let sup = self.supervisor(ws, sb).await?;
+                let ran = sup
+                    .run(
+                        &ws.root,
+                        &prepared.run_dir,
+                        &prepared.cwd,
+                        &prepared.inner.0,
+                        &prepared.inner.1,
+                        &prepared.env,
+                        stdin,
+                        timeout,
+                        self.cfg.output_cap,
+                    )
+                    .await?;
+                if let Some(outcome) = ran {
+                    return Ok(outcome);
+                }
+            }
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::Spawn,
+                "the sandbox supervisor stopped twice before the command started",
+            ));
         }
         let _ = ws;
         execute(prepared, stdin, timeout, self.cfg.output_cap).await
@@ -889,6 +901,30 @@ pub(crate) struct Outcome {
     pub(crate) duration_ms: u64,
 }
 
+/// Kills a run's processes when dropped armed (its future was dropped).
+struct SweepOnDrop {
+    marker: Option<String>,
+    pgid: Option<u32>,
+}
+
+impl Drop for SweepOnDrop {
+    fn drop(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            let pgid = self.pgid;
+            if let Some(pgid) = pgid {
+                kill_group(pgid);
+            }
+            let job = move || {
+                sweep(&marker, pgid);
+            };
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => drop(handle.spawn_blocking(job)),
+                Err(_) => job(),
+            }
+        }
+    }
+}
+
 /// Spawns a prepared command, feeds stdin, captures output, enforces the
 /// timeout and kills everything the command left behind.
 pub(crate) async fn execute(
@@ -920,6 +956,12 @@ pub(crate) async fn execute(
         )
     })?;
     let pgid = child.id();
+    // When this future is dropped before the command finished (the caller
+    // gave up), `kill_on_drop` only reaches the direct child: sweep the rest.
+    let mut abandoned = SweepOnDrop {
+        marker: Some(prepared.marker.clone()),
+        pgid,
+    };
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let bytes = text.as_bytes().to_vec();
         tokio::spawn(async move {
@@ -944,6 +986,7 @@ pub(crate) async fn execute(
         }
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    abandoned.marker = None;
     if let Some(pgid) = pgid
         && !timed_out
         && group_alive(pgid)

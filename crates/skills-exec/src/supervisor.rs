@@ -96,7 +96,7 @@ sub slot {
   my $pid = fork;
   return undef unless defined $pid;
   if ($pid == 0) {
-    close $w; close STDIN;
+    close $w; open(STDIN, '<', '/dev/null');
     $SIG{CHLD} = 'DEFAULT';
     setpgrp(0, 0);
     my ($uid, $gid) = ($>, $) + 0);
@@ -426,7 +426,9 @@ impl Supervisor {
     /// exactly `env`, `stdin` fed from a file, output captured up to `cap`,
     /// everything killed at `timeout` (counted from the request, so a
     /// command that never starts times out too). `run_dir` (relative to the
-    /// workspace `ws_root`) holds the stdin file and the FIFOs.
+    /// workspace `ws_root`) holds the stdin file and the FIFOs. `None` when
+    /// the supervisor was gone before the command started (it is marked
+    /// dead, so the next call starts a new one).
     #[allow(clippy::too_many_arguments)]
     pub(crate) async fn run(
         &self,
@@ -439,7 +441,7 @@ impl Supervisor {
         stdin: Option<&str>,
         timeout: Duration,
         cap: usize,
-    ) -> WorkspaceResult<Outcome> {
+    ) -> WorkspaceResult<Option<Outcome>> {
         let deadline = tokio::time::Instant::now() + timeout;
         let started = Instant::now();
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -457,7 +459,8 @@ impl Supervisor {
         let mut message = format!("r {id} {slot} {}\n", request.len()).into_bytes();
         message.extend_from_slice(&request);
         if !self.send(&message) {
-            return Err(gone());
+            self.dead.store(true, Ordering::Release);
+            return Ok(None);
         }
         match tokio::time::timeout_at(deadline, rx.recv()).await {
             Ok(Some(Msg::Started)) => {}
@@ -467,12 +470,15 @@ impl Supervisor {
                     "the sandbox could not start the command",
                 ));
             }
-            Ok(Some(Msg::Exited(_)) | None) => return Err(gone()),
+            Ok(Some(Msg::Exited(_)) | None) => {
+                self.dead.store(true, Ordering::Release);
+                return Ok(None);
+            }
             // Never started (its files were swapped for something that
             // blocks): killed with its slot like any timed-out run.
             Err(_) => {
                 drop(guard);
-                return Ok(Outcome {
+                return Ok(Some(Outcome {
                     stdout: String::new(),
                     stderr: String::new(),
                     stdout_cut: false,
@@ -480,7 +486,7 @@ impl Supervisor {
                     exit_code: None,
                     timed_out: true,
                     duration_ms: millis(started),
-                });
+                }));
             }
         }
         let out = tokio::spawn(read_capped(out, cap));
@@ -505,7 +511,7 @@ impl Supervisor {
             .unwrap_or_default();
         let (stdout, stdout_cut) = o.map(|c| c.into_text()).unwrap_or_default();
         let (stderr, stderr_cut) = e.map(|c| c.into_text()).unwrap_or_default();
-        Ok(Outcome {
+        Ok(Some(Outcome {
             stdout,
             stderr,
             stdout_cut,
@@ -513,7 +519,7 @@ impl Supervisor {
             exit_code,
             timed_out,
             duration_ms,
-        })
+        }))
     }
 }
 
@@ -704,6 +710,7 @@ fn parse_reply(line: &[u8]) -> Option<(u64, Msg)> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -724,6 +731,22 @@ mod tests {
         ] {
             assert!(parse_reply(bad).is_none(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn the_script_compiles() {
+        let perl = helpers().map(|h| h.perl).unwrap_or_else(|| {
+            panic!("needs perl at /usr/bin/perl (apt-get install perl-base) on x86-64 or aarch64")
+        });
+        let out = std::process::Command::new(perl)
+            .args(["-c", "-e", SCRIPT])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]
