@@ -98,6 +98,17 @@ pub(crate) struct Ws {
     /// The workspace's long-lived sandbox (sandbox runtime only).
     #[cfg(unix)]
     supervisor: Mutex<Option<Arc<crate::supervisor::Supervisor>>>,
+    /// A run folder made ahead of time, off the next run's path (creating a
+    /// folder is the largest part of a run's own work).
+    spare_run_dir: Mutex<Spare>,
+}
+
+/// The spare run folder, and whether the workspace is being removed (no new
+/// folder may appear in it then).
+#[derive(Debug, Default)]
+struct Spare {
+    dir: Option<String>,
+    closed: bool,
 }
 
 /// The engine.
@@ -179,6 +190,7 @@ impl Engine {
             execs: DashMap::new(),
             #[cfg(unix)]
             supervisor: Mutex::new(None),
+            spare_run_dir: Mutex::new(Spare::default()),
         });
         let entry = self
             .workspaces
@@ -317,6 +329,7 @@ impl Engine {
         // One trip to the blocking pool: the run folder, the checked working
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
+        let spare = lock(&ws.spare_run_dir).dir.take();
         let (run_dir, host_cwd, editor_script, (program, args), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
@@ -325,7 +338,10 @@ impl Engine {
             let skill = skill.to_owned();
             let editor_text = editor_text.map(str::to_owned);
             blocking(move || {
-                let run_dir = stage::new_run_dir(&r)?;
+                let run_dir = match spare {
+                    Some(d) if std::fs::symlink_metadata(r.join(&d)).is_ok_and(|m| m.is_dir()) => d,
+                    _ => stage::new_run_dir(&r)?,
+                };
                 let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
                 let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
                     WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("cwd {rel:?}: {e}"))
@@ -354,6 +370,7 @@ impl Engine {
             })
             .await?
         };
+        make_spare_run_dir(ws);
         let mut warnings = Vec::new();
         let marker_value = unique_id();
         let marker = format!("{RUN_MARKER_VAR}={marker_value}");
@@ -757,6 +774,7 @@ impl Engine {
             let ws = self.workspaces.remove(session_id).map(|(_, ws)| ws);
             let mut killed = 0;
             if let Some(ws) = &ws {
+                lock(&ws.spare_run_dir).closed = true;
                 let execs: Vec<_> = ws.execs.iter().map(|e| Arc::clone(e.value())).collect();
                 ws.execs.clear();
                 for e in execs {
@@ -788,6 +806,21 @@ impl Engine {
     pub(crate) fn add_exec(&self, ws: &Ws, session: Arc<ExecSession>) {
         ws.execs.insert(session.id().to_owned(), session);
     }
+}
+
+/// Makes the workspace's next run folder in the background, unless one is
+/// ready or the workspace is going away.
+fn make_spare_run_dir(ws: &Arc<Ws>) {
+    let ws = Arc::clone(ws);
+    drop(tokio::task::spawn_blocking(move || {
+        let mut spare = lock(&ws.spare_run_dir);
+        if spare.dir.is_none()
+            && !spare.closed
+            && let Ok(dir) = stage::new_run_dir(&ws.root)
+        {
+            spare.dir = Some(dir);
+        }
+    }));
 }
 
 /// A program and its arguments.
