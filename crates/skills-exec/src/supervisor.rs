@@ -3,13 +3,16 @@
 //! Creating bubblewrap's namespaces and mounts costs several times a plain
 //! process start, so the sandbox runtime starts one `bwrap` per workspace,
 //! with exactly the confinement a single run gets (see [`crate::sandbox`]),
-//! running a small `perl` supervisor (`SCRIPT`). Each command runs in a user
-//! and PID namespace of its own nested in the sandbox's (a *slot*, reused by
-//! the session's later runs once empty) and in a mount and IPC namespace made
-//! for that run alone, with a fresh `/tmp` and `/dev/shm` (and its own
-//! `/proc` where the kernel allows it); so a command and everything it forked
-//! (background, `setsid`, double fork) are gone when the command exits or the
-//! run is killed, as with a `bwrap` per run. Standard output and error come
+//! running a small `perl` supervisor (`SCRIPT`). Each command runs in a
+//! *slot*: user, PID, mount and IPC namespaces of its own nested in the
+//! sandbox's, with its own tmpfs on `/tmp` and `/dev/shm` (and its own
+//! `/proc` where the kernel allows it), reused by the session's later runs
+//! once emptied (every process killed, `/tmp`, `/dev/shm` and System V IPC
+//! cleared); so a command and everything it forked (background, `setsid`,
+//! double fork) are gone when the command exits or the run is killed, as
+//! with a `bwrap` per run, and nothing it left in `/tmp` reaches the next
+//! run. (A mount namespace made per run would cost about 2 ms a run.)
+//! Standard output and error come
 //! back through FIFOs in the run folder; standard input is a file written
 //! there beforehand (or `/dev/null`). The host makes and opens these by
 //! handle, never through a path a command could redirect.
@@ -52,20 +55,22 @@ use crate::sandbox::Sandbox;
 /// arguments), or `k ID SLOT` (kill). Replies: `s ID` (started), `x ID CODE`
 /// (exited, everything it started gone), `e ID` (could not start).
 ///
-/// A slot is a child in a process group of its own that entered a new user
-/// and PID namespace (mapping the sandbox's user to itself) and forked that
-/// namespace's PID 1: a minimal init with `PR_SET_PDEATHSIG` = `SIGKILL`
-/// that takes one request at a time and forks the command's process, which
-/// enters a new mount and IPC namespace, mounts a fresh tmpfs on `/tmp` and
-/// `/dev/shm` (and tries a new `/proc`, which the kernel refuses when
-/// bubblewrap covered parts of the sandbox's), restores `SIGPIPE`, opens the
-/// FIFOs and `exec`s the command (PID 2). The init reaps until the command
-/// exits, then kills and reaps everything left in its namespace
-/// (`kill(-1)` from PID 1) before it reports the exit, so the next run in
-/// that slot starts in an empty namespace. The host hands each slot to one
-/// run at a time; a run that is killed (its slot's group gets `SIGKILL`)
-/// takes its slot with it: the init dies with its parent, and the namespace
-/// with it.
+/// A slot is a child in a process group of its own that entered new user,
+/// PID, mount and IPC namespaces (mapping the sandbox's user to itself) and
+/// forked that PID namespace's PID 1: a minimal init with
+/// `PR_SET_PDEATHSIG` = `SIGKILL` that mounts a tmpfs on `/tmp` (binding
+/// back the sandbox's mounts below `/tmp`, such as a workspace there) and
+/// on `/dev/shm`, tries a new `/proc` (the kernel refuses it when bubblewrap
+/// covered parts of the sandbox's, as it does for root), then takes one
+/// request at a time: it forks the command's process, which restores
+/// `SIGPIPE`, opens the FIFOs and `exec`s the command (PID 2); it reaps
+/// until the command exits, kills and reaps everything left in its
+/// namespace (`kill(-1)` from PID 1), empties `/tmp` (never crossing into
+/// the bound mounts) and `/dev/shm`, removes System V IPC objects, and only
+/// then reports the exit, so the next run in that slot starts clean. The
+/// host hands each slot to one run at a time; a run that is killed (its
+/// slot's group gets `SIGKILL`) takes its slot with it: the init dies with
+/// its parent, and the namespaces with it.
 const SCRIPT: &str = r#"use strict; use POSIX (); use File::Path ();
 my ($UNSHARE, $PRCTL, $MOUNT) = map { $_ + 0 } @ARGV;
 syscall($PRCTL, 4, 0, 0, 0, 0);
@@ -100,7 +105,7 @@ sub slot {
     $SIG{CHLD} = 'DEFAULT';
     setpgrp(0, 0);
     my ($uid, $gid) = ($>, $) + 0);
-    POSIX::_exit(1) unless syscall($UNSHARE, 0x10000000 | 0x20000000) == 0;
+    POSIX::_exit(1) unless syscall($UNSHARE, 0x10000000 | 0x20000000 | 0x20000 | 0x08000000) == 0;
     for (['setgroups', 'deny'], ['uid_map', "$uid $uid 1"], ['gid_map', "$gid $gid 1"]) {
       my $fh; open($fh, '>', "/proc/self/$_->[0]") && print($fh $_->[1]) && close($fh) or POSIX::_exit(1);
     }
@@ -117,14 +122,16 @@ sub init {
   my ($r) = @_;
   syscall($PRCTL, 1, 9, 0, 0, 0);
   binmode $r;
-  my ($tmpfs, $tmp, $shm, $mode, $proc) = ('tmpfs', '/tmp', '/dev/shm', 'mode=1777', 'proc');
-  my $procdir = '/proc';
   my @keep;
   if (open(my $mi, '<', '/proc/self/mountinfo')) {
     for my $m (sort map { my $p = (split / /)[4]; $p =~ s/\\([0-7]{3})/chr(oct($1))/ge; $p } <$mi>) {
       push @keep, $m if index($m, '/tmp/') == 0 && !grep { index("$m/", "$_/") == 0 } @keep;
     }
   }
+  my ($tmpfs, $shm, $mode, $proc) = ('tmpfs', '/dev/shm', 'mode=1777', 'proc');
+  my $procdir = '/proc';
+  POSIX::_exit(1) unless fresh_tmp(\@keep) && (!-d $shm || syscall($MOUNT, $tmpfs, $shm, $tmpfs, 6, $mode) == 0);
+  syscall($MOUNT, $proc, $procdir, $proc, 14, 0);
   while (my $hdr = <$r>) {
     my ($id, $len) = split / /, $hdr;
     my $data = '';
@@ -134,12 +141,9 @@ sub init {
     if (defined $c && $c == 0) {
       close $r;
       $SIG{PIPE} = 'DEFAULT';
-      unless (syscall($UNSHARE, 0x20000 | 0x08000000) == 0 && fresh_tmp(\@keep)
-        && (!-d $shm || syscall($MOUNT, $tmpfs, $shm, $tmpfs, 6, $mode) == 0)
-        && open(STDIN, '<', $in eq '' ? '/dev/null' : $in) && open(STDOUT, '>', $out) && open(STDERR, '>', $err)) {
+      unless (open(STDIN, '<', $in eq '' ? '/dev/null' : $in) && open(STDOUT, '>', $out) && open(STDERR, '>', $err)) {
         print $reply "e $id\n"; POSIX::_exit(1);
       }
-      syscall($MOUNT, $proc, $procdir, $proc, 14, 0);
       print $reply "s $id\n";
       unless (chdir $cwd) { print STDERR "cd $cwd: $!\n"; POSIX::_exit(126); }
       %ENV = map { split /=/, $_, 2 } @rest[0 .. $n - 1];
@@ -151,15 +155,21 @@ sub init {
     if (defined $c) { while ((my $w = wait()) != -1) { if ($w == $c) { $st = $?; last; } } }
     kill('KILL', -1);
     1 while wait() != -1;
+    wipe('/tmp', \@keep); wipe($shm, []);
+    for my $k (['msg', sub { msgctl($_[0], 0, 0) }], ['sem', sub { semctl($_[0], 0, 0, 0) }], ['shm', sub { shmctl($_[0], 0, 0) }]) {
+      open(my $f, '<', "/proc/sysvipc/$k->[0]") or next;
+      my @lines = <$f>; shift @lines;
+      $k->[1]->((split ' ', $_)[1]) for @lines;
+    }
     my $code = ($st & 127) ? 128 + ($st & 127) : $st >> 8;
     print $reply "x $id $code\n";
   }
   POSIX::_exit(0);
 }
 sub fresh_tmp {
+  my ($tmpfs, $tmp, $mode) = ('tmpfs', '/tmp', 'mode=1777');
   my @dirs;
   for (@{$_[0]}) { my $d; opendir($d, $_) or return 0; push @dirs, $d; }
-  my ($tmpfs, $tmp, $mode) = ('tmpfs', '/tmp', 'mode=1777');
   return 0 unless syscall($MOUNT, $tmpfs, $tmp, $tmpfs, 6, $mode) == 0;
   for my $i (0 .. $#dirs) {
     my ($to, $from) = ($_[0][$i], '/proc/self/fd/' . fileno($dirs[$i]));
@@ -168,6 +178,17 @@ sub fresh_tmp {
   }
   closedir $_ for @dirs;
   1;
+}
+sub wipe {
+  my ($dir, $keep) = @_;
+  opendir(my $d, $dir) or return;
+  for my $name (grep { $_ ne '.' && $_ ne '..' } readdir $d) {
+    my $p = "$dir/$name";
+    next if grep { $_ eq $p } @$keep;
+    if (!-l $p && grep { index($_, "$p/") == 0 } @$keep) { wipe($p, $keep); next; }
+    File::Path::remove_tree($p);
+  }
+  closedir $d;
 }
 "#;
 
