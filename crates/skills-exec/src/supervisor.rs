@@ -56,7 +56,9 @@ use crate::sandbox::Sandbox;
 /// (exited, everything it started gone), `e ID` (could not start).
 ///
 /// A slot is a child in a process group of its own that entered new user,
-/// PID, mount and IPC namespaces (mapping the sandbox's user to itself) and
+/// PID, mount and IPC namespaces, mapped the sandbox's user to itself (it is
+/// dumpable only while it writes its own maps: a non-dumpable process's
+/// `/proc` files belong to root, so a normal user could not write them), and
 /// forked that PID namespace's PID 1: a minimal init with
 /// `PR_SET_PDEATHSIG` = `SIGKILL` that mounts a tmpfs on `/tmp` (binding
 /// back the sandbox's mounts below `/tmp`, such as a workspace there) and
@@ -106,9 +108,11 @@ sub slot {
     setpgrp(0, 0);
     my ($uid, $gid) = ($>, $) + 0);
     POSIX::_exit(1) unless syscall($UNSHARE, 0x10000000 | 0x20000000 | 0x20000 | 0x08000000) == 0;
+    syscall($PRCTL, 4, 1, 0, 0, 0);
     for (['setgroups', 'deny'], ['uid_map', "$uid $uid 1"], ['gid_map', "$gid $gid 1"]) {
       my $fh; open($fh, '>', "/proc/self/$_->[0]") && print($fh $_->[1]) && close($fh) or POSIX::_exit(1);
     }
+    syscall($PRCTL, 4, 0, 0, 0, 0);
     my $b = fork;
     init($r) if defined $b && $b == 0;
     close $r;

@@ -379,6 +379,19 @@ async fn runs_of_a_session_are_isolated() {
     // The slots still work.
     let r = run(&rt, "s", RunRequest::new("iso", "echo again")).await;
     assert_eq!(r.stdout, "again\n");
+    // A normal user's runs get a /proc of their own: only the slot's init
+    // and the run's processes (as root, bubblewrap's covers on the
+    // sandbox's /proc make the kernel refuse a new one).
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        let r = run(
+            &rt,
+            "s",
+            RunRequest::new("iso", "ps -eo comm= | sort | tr '\\n' ' '"),
+        )
+        .await;
+        assert_eq!(r.stdout, "bash perl ps sort tr ", "{r:?}");
+    }
 }
 
 /// Processes of the host whose command line mentions `needle`.
