@@ -69,36 +69,26 @@ fn bench(c: &mut Criterion) {
             assert_eq!(r.exit_code, Some(0));
         })
     });
-    match SandboxRuntime::builder(dir.path().join("sb"))
-        .policy(CommandPolicy::unrestricted())
-        .build_sandbox()
-    {
-        Ok(sandbox) => {
-            rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
-            g.bench_function("sandbox runtime", |b| {
-                b.to_async(&rt).iter(|| async {
-                    let r = sandbox.run("b", &req).await.unwrap();
-                    assert_eq!(r.exit_code, Some(0), "{r:?}");
-                })
-            });
+    for (name, folder, per_run) in [
+        ("sandbox runtime", "sb", false),
+        ("sandbox runtime, bwrap per run", "sb1", true),
+    ] {
+        match SandboxRuntime::builder(dir.path().join(folder))
+            .policy(CommandPolicy::unrestricted())
+            .sandbox_options(SandboxOptions::new().sandbox_per_run(per_run))
+            .build_sandbox()
+        {
+            Ok(sandbox) => {
+                rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
+                g.bench_function(name, |b| {
+                    b.to_async(&rt).iter(|| async {
+                        let r = sandbox.run("b", &req).await.unwrap();
+                        assert_eq!(r.exit_code, Some(0), "{r:?}");
+                    })
+                });
+            }
+            Err(e) => eprintln!("{name} skipped: {e}"),
         }
-        Err(e) => eprintln!("sandbox runtime skipped: {e}"),
-    }
-    match SandboxRuntime::builder(dir.path().join("sb1"))
-        .policy(CommandPolicy::unrestricted())
-        .sandbox_options(SandboxOptions::new().sandbox_per_run(true))
-        .build_sandbox()
-    {
-        Ok(sandbox) => {
-            rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
-            g.bench_function("sandbox runtime, bwrap per run", |b| {
-                b.to_async(&rt).iter(|| async {
-                    let r = sandbox.run("b", &req).await.unwrap();
-                    assert_eq!(r.exit_code, Some(0), "{r:?}");
-                })
-            });
-        }
-        Err(e) => eprintln!("sandbox runtime (bwrap per run) skipped: {e}"),
     }
     g.finish();
 

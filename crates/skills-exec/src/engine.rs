@@ -958,6 +958,29 @@ impl Drop for SweepOnDrop {
     }
 }
 
+impl Outcome {
+    /// The outcome from what was captured of each stream (`None`: nothing).
+    pub(crate) fn new(
+        stdout: Option<crate::capture::Captured>,
+        stderr: Option<crate::capture::Captured>,
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+    ) -> Self {
+        let (stdout, stdout_cut) = stdout.map(|c| c.into_text()).unwrap_or_default();
+        let (stderr, stderr_cut) = stderr.map(|c| c.into_text()).unwrap_or_default();
+        Self {
+            stdout,
+            stderr,
+            stdout_cut,
+            stderr_cut,
+            exit_code,
+            timed_out,
+            duration_ms,
+        }
+    }
+}
+
 /// Spawns a prepared command, feeds stdin, captures output, enforces the
 /// timeout and kills everything the command left behind.
 pub(crate) async fn execute(
@@ -1050,16 +1073,6 @@ pub(crate) async fn execute(
                 .unwrap_or_default()
         }
     };
-    let (stdout, stdout_cut) = o.map(|c| c.into_text()).unwrap_or_default();
-    let (stderr, stderr_cut) = e.map(|c| c.into_text()).unwrap_or_default();
     let exit_code = status.and_then(|s| s.code());
-    Ok(Outcome {
-        stdout,
-        stderr,
-        stdout_cut,
-        stderr_cut,
-        exit_code,
-        timed_out,
-        duration_ms,
-    })
+    Ok(Outcome::new(o, e, exit_code, timed_out, duration_ms))
 }

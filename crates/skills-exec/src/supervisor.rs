@@ -503,15 +503,7 @@ impl Supervisor {
             // blocks): killed with its slot like any timed-out run.
             Err(_) => {
                 drop(guard);
-                return Ok(Some(Outcome {
-                    stdout: String::new(),
-                    stderr: String::new(),
-                    stdout_cut: false,
-                    stderr_cut: false,
-                    exit_code: None,
-                    timed_out: true,
-                    duration_ms: millis(started),
-                }));
+                return Ok(Some(Outcome::new(None, None, None, true, millis(started))));
             }
         }
         let out = tokio::spawn(read_capped(out, cap));
@@ -534,17 +526,7 @@ impl Supervisor {
         let (o, e) = tokio::time::timeout(Duration::from_secs(2), readers)
             .await
             .unwrap_or_default();
-        let (stdout, stdout_cut) = o.map(|c| c.into_text()).unwrap_or_default();
-        let (stderr, stderr_cut) = e.map(|c| c.into_text()).unwrap_or_default();
-        Ok(Some(Outcome {
-            stdout,
-            stderr,
-            stdout_cut,
-            stderr_cut,
-            exit_code,
-            timed_out,
-            duration_ms,
-        }))
+        Ok(Some(Outcome::new(o, e, exit_code, timed_out, duration_ms)))
     }
 }
 

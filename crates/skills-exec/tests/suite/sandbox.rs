@@ -23,6 +23,17 @@ fn sandbox_in(dir: &std::path::Path, per_run: bool) -> SandboxRuntime {
         .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"))
 }
 
+/// A sandbox runtime (see [`sandbox_in`]) with a generated skill `name`
+/// staged in session `s`.
+async fn staged(per_run: bool, name: &str) -> (tempfile::TempDir, SandboxRuntime) {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = sandbox_in(dir.path(), per_run);
+    rt.stage_skill("s", &generated_skill(dir.path(), name))
+        .await
+        .unwrap();
+    (dir, rt)
+}
+
 /// Checks that runs go the way `per_run` says: the shared sandbox gives each
 /// run a fresh `/tmp` of its own (mode 1777), a `bwrap` per run bubblewrap's
 /// (mode 755). A shared sandbox that silently fell back to a `bwrap` per run
@@ -328,11 +339,7 @@ async fn interactive_session_on_a_terminal() {
 /// ones; a command cannot kill its namespace's init nor another run.
 #[tokio::test(flavor = "multi_thread")]
 async fn runs_of_a_session_are_isolated() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = sandbox(dir.path());
-    rt.stage_skill("s", &generated_skill(dir.path(), "iso"))
-        .await
-        .unwrap();
+    let (_dir, rt) = staged(false, "iso").await;
     assert_mode(&rt, "s", "iso", false).await;
     let first = run(
         &rt,
@@ -416,11 +423,7 @@ fn host_processes(needle: &str) -> Vec<(u32, String)> {
 /// no process of the workspace behind.
 #[tokio::test(flavor = "multi_thread")]
 async fn supervisor_killed_from_outside() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = sandbox(dir.path());
-    rt.stage_skill("s", &generated_skill(dir.path(), "sv"))
-        .await
-        .unwrap();
+    let (_dir, rt) = staged(false, "sv").await;
     assert_mode(&rt, "s", "sv", false).await;
     let ws = rt.root().join("s").display().to_string();
     let kill_all = || {
@@ -473,11 +476,7 @@ async fn supervisor_killed_from_outside() {
 #[tokio::test(flavor = "multi_thread")]
 async fn dropped_run_kills_its_processes() {
     for per_run in [false, true] {
-        let dir = tempfile::tempdir().unwrap();
-        let rt = sandbox_in(dir.path(), per_run);
-        rt.stage_skill("s", &generated_skill(dir.path(), "dr"))
-            .await
-            .unwrap();
+        let (_dir, rt) = staged(per_run, "dr").await;
         let token = if per_run { "4763" } else { "4762" };
         let req = RunRequest::new("dr", forking_command(token)).timeout_secs(60);
         let running = rt.run("s", &req);
@@ -501,11 +500,7 @@ async fn dropped_run_kills_its_processes() {
 /// exit codes and a `cwd`, through the shared sandbox.
 #[tokio::test(flavor = "multi_thread")]
 async fn output_input_and_exit_codes() {
-    let dir = tempfile::tempdir().unwrap();
-    let rt = sandbox(dir.path());
-    rt.stage_skill("s", &generated_skill(dir.path(), "io"))
-        .await
-        .unwrap();
+    let (_dir, rt) = staged(false, "io").await;
     let r = run(
         &rt,
         "s",
