@@ -208,6 +208,11 @@ const SYSCALLS: Option<[u32; 3]> = Some([97, 167, 40]);
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 const SYSCALLS: Option<[u32; 3]> = None;
 
+/// Most idle slots a supervisor keeps (two processes each); a slot freed
+/// beyond that is killed, so a burst of parallel runs does not leave its
+/// slots behind until cleanup.
+const MAX_IDLE_SLOTS: usize = 4;
+
 /// Longest reply line the supervisor sends (`x ID CODE`); anything longer
 /// is a broken channel.
 const MAX_REPLY: u64 = 128;
@@ -544,8 +549,9 @@ fn gone() -> WorkspaceError {
     WorkspaceError::new(WorkspaceErrorKind::Spawn, "the sandbox supervisor stopped")
 }
 
-/// Gives a run's slot back when the run finished, else kills the slot and
-/// everything in it (timeout, failure, or the run's future was dropped).
+/// Gives a run's slot back when the run finished (killing it instead when
+/// enough slots are idle), else kills the slot and everything in it
+/// (timeout, failure, or the run's future was dropped).
 struct RunGuard<'a> {
     sup: &'a Supervisor,
     id: u64,
@@ -556,9 +562,15 @@ struct RunGuard<'a> {
 impl Drop for RunGuard<'_> {
     fn drop(&mut self) {
         lock(&self.sup.pending).remove(&self.id);
-        if self.done {
-            lock(&self.sup.free).push(self.slot);
-        } else {
+        let kept = self.done && {
+            let mut free = lock(&self.sup.free);
+            let keep = free.len() < MAX_IDLE_SLOTS;
+            if keep {
+                free.push(self.slot);
+            }
+            keep
+        };
+        if !kept {
             self.sup
                 .send(format!("k {} {}\n", self.id, self.slot).as_bytes());
         }

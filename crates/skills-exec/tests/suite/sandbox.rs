@@ -568,3 +568,42 @@ async fn fifty_concurrent_sessions() {
         t.await.unwrap();
     }
 }
+
+/// A burst of parallel runs in one session leaves at most four idle slots
+/// (two processes each) beside the supervisor.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_slots_are_capped() {
+    let (_dir, rt) = staged(false, "burst").await;
+    let rt = Arc::new(rt);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let rt = Arc::clone(&rt);
+            tokio::spawn(async move {
+                let req = RunRequest::new("burst", "sleep 0.5").timeout_secs(60);
+                rt.run("s", &req).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap().unwrap().exit_code, Some(0));
+    }
+    let ws = rt.root().join("s");
+    // The supervisor and its slots: `perl` processes working in the
+    // workspace.
+    let count = || {
+        host_processes("use File::Path")
+            .into_iter()
+            .filter(|(pid, _)| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim() == "perl")
+                    && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == ws)
+            })
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while count() > 9 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let n = count();
+    assert!((3..=9).contains(&n), "{n} supervisor processes for {ws:?}");
+}
