@@ -193,6 +193,11 @@ impl Sandbox {
         if !options.sandbox_per_run {
             sandbox.helpers =
                 crate::supervisor::helpers().filter(|h| crate::supervisor::probe(&sandbox, h));
+            if sandbox.helpers.is_none() {
+                tracing::warn!(
+                    "one sandbox per workspace is not possible here (no nestable user namespace, no perl at /usr/bin/perl, or not x86-64/aarch64); every run starts its own bwrap"
+                );
+            }
         }
         Ok(sandbox)
     }
