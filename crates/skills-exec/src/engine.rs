@@ -98,6 +98,9 @@ pub(crate) struct Ws {
     /// The workspace's long-lived sandbox (sandbox runtime only).
     #[cfg(unix)]
     supervisor: Mutex<Option<Arc<crate::supervisor::Supervisor>>>,
+    /// Held while a supervisor starts, so runs arriving together start one.
+    #[cfg(unix)]
+    supervisor_start: tokio::sync::Mutex<()>,
     /// A run folder made ahead of time, off the next run's path (creating a
     /// folder is the largest part of a run's own work).
     spare_run_dir: Mutex<Spare>,
@@ -190,6 +193,8 @@ impl Engine {
             execs: DashMap::new(),
             #[cfg(unix)]
             supervisor: Mutex::new(None),
+            #[cfg(unix)]
+            supervisor_start: tokio::sync::Mutex::new(()),
             spare_run_dir: Mutex::new(Spare::default()),
         });
         let entry = self
@@ -614,22 +619,24 @@ impl Engine {
         sb: &Sandbox,
     ) -> WorkspaceResult<Arc<crate::supervisor::Supervisor>> {
         let current = crate::supervisor::venvs(&ws.root);
-        if let Some(s) = lock(&ws.supervisor).as_ref()
-            && s.usable(&current)
-        {
-            return Ok(Arc::clone(s));
+        let usable = || {
+            lock(&ws.supervisor)
+                .as_ref()
+                .filter(|s| s.usable(&current))
+                .map(Arc::clone)
+        };
+        if let Some(s) = usable() {
+            return Ok(s);
+        }
+        let _starting = ws.supervisor_start.lock().await;
+        if let Some(s) = usable() {
+            return Ok(s);
         }
         let (sb, root) = (sb.clone(), ws.root.clone());
         let started = blocking(move || crate::supervisor::Supervisor::start(&sb, &root)).await?;
-        let mut slot = lock(&ws.supervisor);
-        if let Some(s) = slot.as_ref()
-            && s.usable(&current)
-        {
-            return Ok(Arc::clone(s));
-        }
-        if let Some(old) = slot.replace(Arc::clone(&started)) {
-            old.retire();
-        }
+        // The one it replaces ends once its running commands are done (they
+        // hold it; the last one drops it).
+        lock(&ws.supervisor).replace(Arc::clone(&started));
         Ok(started)
     }
 

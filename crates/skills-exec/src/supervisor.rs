@@ -18,12 +18,13 @@
 //! handle, never through a path a command could redirect.
 //!
 //! The `bwrap` is spawned from a thread that lives as long as it does (its
-//! `--die-with-parent` follows the spawning thread), and is killed (through a
-//! pidfd, so never another process that reused its id) when the workspace is
-//! cleaned up or the supervisor is dropped. When a skill's `.venv/` appears
-//! or is replaced (its bind mount is fixed when `bwrap` starts), a new
-//! supervisor is started and the old one exits once its running commands
-//! are done.
+//! `--die-with-parent` follows the spawning thread). The supervisor ends
+//! when its input does: when the workspace is cleaned up, when the last
+//! holder drops it, or when the runtime's process dies; it then kills every
+//! slot and exits, and `bwrap` with it. When a skill's `.venv/` appears or
+//! is replaced (its bind mount is fixed when `bwrap` starts), a new
+//! supervisor is started for the next runs; the old one ends when its last
+//! running command is done.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
@@ -96,7 +97,7 @@ while (my $line = <STDIN>) {
     if ($s) { kill('KILL', -$s->[0], $s->[0]); close $s->[1]; }
   }
 }
-close $_->[1] for values %slots;
+kill('KILL', -$_->[0], $_->[0]) for values %slots;
 1 while wait() != -1;
 sub slot {
   pipe(my $r, my $w) or return undef;
@@ -270,15 +271,25 @@ pub(crate) fn probe(sandbox: &Sandbox, helpers: &Helpers) -> bool {
     else {
         return false;
     };
-    if let Some(mut stdin) = child.stdin.take() {
+    // Input stays open until the command's exit is in (at the end of its
+    // input the supervisor kills every slot).
+    let stdin = child.stdin.take().and_then(|mut stdin| {
         let mut message = format!("r 0 0 {}\n", request.len()).into_bytes();
         message.extend_from_slice(&request);
-        let _ = stdin.write_all(&message);
-    }
+        stdin.write_all(&message).ok().map(|()| stdin)
+    });
     let mut out = Vec::new();
     if let Some(stdout) = child.stdout.take() {
-        let _ = stdout.take(4096).read_to_end(&mut out);
+        let mut reader = BufReader::new(stdout.take(4096));
+        for _ in 0..2 {
+            if reader.read_until(b'\n', &mut out).unwrap_or(0) == 0 {
+                break;
+            }
+        }
     }
+    // Not killed: a `bwrap` killed while it sets up leaves its child
+    // waiting forever; at the end of its input the supervisor exits.
+    drop(stdin);
     let _ = child.wait();
     out == b"s 0\nx 0 0\n"
 }
@@ -337,7 +348,7 @@ enum Msg {
 type Pending = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<Msg>>>>;
 
 /// What the supervisor's thread hands back once `bwrap` runs.
-type Spawned = (std::process::ChildStdin, u32, Option<std::os::fd::OwnedFd>);
+type Spawned = std::process::ChildStdin;
 
 /// A running supervisor.
 #[derive(Debug)]
@@ -345,9 +356,6 @@ pub(crate) struct Supervisor {
     stdin: Mutex<Option<std::process::ChildStdin>>,
     pending: Pending,
     dead: Arc<AtomicBool>,
-    pid: u32,
-    /// A pidfd of `bwrap`: kills it, never a process that reused its id.
-    pidfd: Option<std::os::fd::OwnedFd>,
     /// The `.venv/` folders (path and inode) bound writable at start.
     venvs: Vec<(PathBuf, u64)>,
     next: AtomicU64,
@@ -399,7 +407,7 @@ impl Supervisor {
             .name("skills-sandbox".into())
             .spawn(move || supervise(&program, &args, &p, &d, &tx))
             .map_err(|e| io_error("starting the sandbox thread", e))?;
-        let (stdin, pid, pidfd) = rx
+        let stdin = rx
             .recv()
             .map_err(|_| {
                 WorkspaceError::new(WorkspaceErrorKind::Spawn, "the sandbox thread stopped")
@@ -414,8 +422,6 @@ impl Supervisor {
             stdin: Mutex::new(Some(stdin)),
             pending,
             dead,
-            pid,
-            pidfd,
             venvs,
             next: AtomicU64::new(0),
             free: Mutex::new(Vec::new()),
@@ -435,21 +441,13 @@ impl Supervisor {
         }
     }
 
-    /// Lets the supervisor exit once its running commands are done.
-    pub(crate) fn retire(&self) {
-        lock(&self.stdin).take();
-    }
-
-    /// Kills the supervisor and everything inside it.
+    /// Kills the supervisor and everything inside it: at the end of its
+    /// input the supervisor kills every slot and exits, and `bwrap` with it.
+    /// (Killing `bwrap` from outside would not do: when the runtime runs as
+    /// root, its sandbox outlives it, and one killed while it sets the
+    /// sandbox up leaves its child waiting forever.)
     pub(crate) fn kill(&self) {
         lock(&self.stdin).take();
-        match &self.pidfd {
-            Some(fd) => {
-                let _ = rustix::process::pidfd_send_signal(fd, rustix::process::Signal::KILL);
-            }
-            None if !self.dead.load(Ordering::Acquire) => crate::kill::kill_pid(self.pid),
-            None => {}
-        }
     }
 
     /// Runs a command inside the sandbox: `program args` in `cwd` with
@@ -649,8 +647,8 @@ impl Drop for Control {
 }
 
 /// The supervisor's thread: spawns `bwrap`, hands back its stdin, then
-/// routes its replies until it exits (or breaks the protocol, which kills
-/// it).
+/// routes its replies until it exits (or breaks the protocol: it is then
+/// marked dead and no longer used).
 fn supervise(
     program: &Path,
     args: &[OsString],
@@ -673,20 +671,14 @@ fn supervise(
             return;
         }
     };
-    // Opened before anything can reap it, so it names this process.
-    let pidfd = rustix::process::pidfd_open(
-        rustix::process::Pid::from_child(&child),
-        rustix::process::PidfdFlags::empty(),
-    )
-    .ok();
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         dead.store(true, Ordering::Release);
         let _ = child.kill();
         let _ = child.wait();
         return;
     };
-    if tx.send(Ok((stdin, child.id(), pidfd))).is_err() {
-        let _ = child.kill();
+    if tx.send(Ok(stdin)).is_err() {
+        // Its input is closed with the unsent message: it exits.
         let _ = child.wait();
         return;
     }
@@ -706,9 +698,10 @@ fn supervise(
             let _ = sender.send(msg);
         }
     }
+    // Marked dead, it is replaced at the next run, and ends when the last
+    // holder drops it (its input closes).
     dead.store(true, Ordering::Release);
     lock(pending).clear();
-    let _ = child.kill();
     let _ = child.wait();
 }
 

@@ -608,5 +608,33 @@ async fn idle_slots_are_capped() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let n = count();
-    assert!((3..=9).contains(&n), "{n} supervisor processes for {ws:?}");
+    assert!(
+        (3..=9).contains(&n),
+        "{n} supervisor processes for {ws:?}: {:?}",
+        host_processes(&ws.display().to_string())
+            .iter()
+            .map(|(p, c)| (p, c.chars().take(60).collect::<String>()))
+            .collect::<Vec<_>>()
+    );
+    // Runs arriving together started one sandbox, and dropping the runtime
+    // ends it (before, racing starts left stray `bwrap`s waiting forever).
+    let needle = ws.display().to_string();
+    assert_eq!(
+        host_processes(&needle)
+            .iter()
+            .filter(|(_, c)| c.starts_with("/usr/bin/bwrap") || c.starts_with("/bin/bwrap"))
+            .count(),
+        2,
+        "one bwrap (and its child) for {needle}"
+    );
+    drop(rt);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !host_processes(&needle).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        host_processes(&needle),
+        Vec::new(),
+        "left after the runtime was dropped"
+    );
 }
