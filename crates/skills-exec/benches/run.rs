@@ -1,14 +1,15 @@
 //! Run overhead: a `true` run through the runtimes against spawning
 //! `bash -c true` directly, and re-staging an unchanged 10 MB skill.
 //!
-//! `cargo bench -p skills-exec --bench run -- --warm-up-time 1 --measurement-time 3`
+//! `cargo bench -p skills-exec --bench run -- --warm-up-time 1 --measurement-time 4`
+//! (`... run_true` for the run group alone).
 #![allow(missing_docs, clippy::unwrap_used)]
 
 use std::process::Stdio;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
-use skills_exec::{CommandPolicy, LocalRuntime, SandboxRuntime};
+use skills_exec::{CommandPolicy, LocalRuntime, SandboxOptions, SandboxRuntime};
 
 fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
     let s = dir.join(name);
@@ -68,20 +69,26 @@ fn bench(c: &mut Criterion) {
             assert_eq!(r.exit_code, Some(0));
         })
     });
-    match SandboxRuntime::builder(dir.path().join("sb"))
-        .policy(CommandPolicy::unrestricted())
-        .build_sandbox()
-    {
-        Ok(sandbox) => {
-            rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
-            g.bench_function("sandbox runtime", |b| {
-                b.to_async(&rt).iter(|| async {
-                    let r = sandbox.run("b", &req).await.unwrap();
-                    assert_eq!(r.exit_code, Some(0), "{r:?}");
-                })
-            });
+    for (name, folder, per_run) in [
+        ("sandbox runtime", "sb", false),
+        ("sandbox runtime, bwrap per run", "sb1", true),
+    ] {
+        match SandboxRuntime::builder(dir.path().join(folder))
+            .policy(CommandPolicy::unrestricted())
+            .sandbox_options(SandboxOptions::new().sandbox_per_run(per_run))
+            .build_sandbox()
+        {
+            Ok(sandbox) => {
+                rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
+                g.bench_function(name, |b| {
+                    b.to_async(&rt).iter(|| async {
+                        let r = sandbox.run("b", &req).await.unwrap();
+                        assert_eq!(r.exit_code, Some(0), "{r:?}");
+                    })
+                });
+            }
+            Err(e) => eprintln!("{name} skipped: {e}"),
         }
-        Err(e) => eprintln!("sandbox runtime skipped: {e}"),
     }
     g.finish();
 

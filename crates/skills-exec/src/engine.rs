@@ -95,6 +95,23 @@ pub(crate) struct Ws {
     stage_lock: tokio::sync::Mutex<()>,
     pub(crate) pinned: Mutex<HashMap<String, u64>>,
     pub(crate) execs: DashMap<String, Arc<ExecSession>>,
+    /// The workspace's long-lived sandbox (sandbox runtime only).
+    #[cfg(unix)]
+    supervisor: Mutex<Option<Arc<crate::supervisor::Supervisor>>>,
+    /// Held while a supervisor starts, so runs arriving together start one.
+    #[cfg(unix)]
+    supervisor_start: tokio::sync::Mutex<()>,
+    /// A run folder made ahead of time, off the next run's path (creating a
+    /// folder is the largest part of a run's own work).
+    spare_run_dir: Mutex<Spare>,
+}
+
+/// The spare run folder, and whether the workspace is being removed (no new
+/// folder may appear in it then).
+#[derive(Debug, Default)]
+struct Spare {
+    dir: Option<String>,
+    closed: bool,
 }
 
 /// The engine.
@@ -133,6 +150,8 @@ pub(crate) struct CommandSpec<'a> {
 pub(crate) struct Prepared {
     pub(crate) program: PathBuf,
     pub(crate) args: Vec<OsString>,
+    /// The command itself, before any `bwrap` wrapping.
+    pub(crate) inner: CommandLine,
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) cwd: PathBuf,
     pub(crate) run_dir: String,
@@ -172,6 +191,11 @@ impl Engine {
             stage_lock: tokio::sync::Mutex::new(()),
             pinned: Mutex::new(HashMap::new()),
             execs: DashMap::new(),
+            #[cfg(unix)]
+            supervisor: Mutex::new(None),
+            #[cfg(unix)]
+            supervisor_start: tokio::sync::Mutex::new(()),
+            spare_run_dir: Mutex::new(Spare::default()),
         });
         let entry = self
             .workspaces
@@ -310,7 +334,8 @@ impl Engine {
         // One trip to the blocking pool: the run folder, the checked working
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
-        let (run_dir, host_cwd, editor_script, program, args) = {
+        let spare = lock(&ws.spare_run_dir).dir.take();
+        let (run_dir, host_cwd, editor_script, (program, args), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
             let command = command.to_owned();
@@ -318,7 +343,10 @@ impl Engine {
             let skill = skill.to_owned();
             let editor_text = editor_text.map(str::to_owned);
             blocking(move || {
-                let run_dir = stage::new_run_dir(&r)?;
+                let run_dir = match spare {
+                    Some(d) if std::fs::symlink_metadata(r.join(&d)).is_ok_and(|m| m.is_dir()) => d,
+                    _ => stage::new_run_dir(&r)?,
+                };
                 let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
                 let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
                     WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("cwd {rel:?}: {e}"))
@@ -339,15 +367,15 @@ impl Engine {
                     ));
                 }
                 let script = match editor_text {
-                    Some(text) => Some(write_editor(&r.join(&run_dir), &text)?),
+                    Some(text) => Some(write_editor(&r, &run_dir, &text)?),
                     None => None,
                 };
-                let (program, args) =
-                    command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
-                Ok((run_dir, canonical, script, program, args))
+                let lines = command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
+                Ok((run_dir, canonical, script, lines.0, lines.1))
             })
             .await?
         };
+        make_spare_run_dir(ws);
         let mut warnings = Vec::new();
         let marker_value = unique_id();
         let marker = format!("{RUN_MARKER_VAR}={marker_value}");
@@ -384,6 +412,7 @@ impl Engine {
         Ok(Prepared {
             program,
             args,
+            inner,
             env: vars,
             cwd: host_cwd,
             run_dir,
@@ -495,13 +524,9 @@ impl Engine {
             .map_or(self.cfg.default_timeout, Duration::from_secs)
             .min(self.cfg.max_timeout);
         let mut warnings = prepared.warnings.clone();
-        let outcome = execute(
-            &prepared,
-            request.stdin.as_deref(),
-            timeout,
-            self.cfg.output_cap,
-        )
-        .await?;
+        let outcome = self
+            .launch(&ws, &prepared, request.stdin.as_deref(), timeout)
+            .await?;
         if outcome.stdout_cut {
             warnings.push(format!(
                 "stdout was longer than {} bytes; the middle was dropped",
@@ -538,6 +563,81 @@ impl Engine {
         }
         result.warnings = warnings;
         Ok(result)
+    }
+
+    /// Runs a prepared command: through the workspace's long-lived sandbox
+    /// when there is one, else as its own process (`bwrap` per run when no
+    /// PID namespace can be nested in the sandbox).
+    async fn launch(
+        &self,
+        ws: &Arc<Ws>,
+        prepared: &Prepared,
+        stdin: Option<&str>,
+        timeout: Duration,
+    ) -> WorkspaceResult<Outcome> {
+        #[cfg(unix)]
+        if let Launcher::Sandbox(sb) = &self.cfg.launcher
+            && sb.helpers().is_some()
+        {
+            // A supervisor found dead before the command started (killed,
+            // or its sandbox broke) is replaced once; the command has not
+            // run, so running it again is safe.
+            for _ in 0..2 {
+                let sup = self.supervisor(ws, sb).await?;
+                let ran = sup
+                    .run(
+                        &ws.root,
+                        &prepared.run_dir,
+                        &prepared.cwd,
+                        &prepared.inner.0,
+                        &prepared.inner.1,
+                        &prepared.env,
+                        stdin,
+                        timeout,
+                        self.cfg.output_cap,
+                    )
+                    .await?;
+                if let Some(outcome) = ran {
+                    return Ok(outcome);
+                }
+            }
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::Spawn,
+                "the sandbox supervisor stopped twice before the command started",
+            ));
+        }
+        let _ = ws;
+        execute(prepared, stdin, timeout, self.cfg.output_cap).await
+    }
+
+    /// The workspace's supervisor, started (or restarted when a skill's
+    /// `.venv/` changed) on demand.
+    #[cfg(unix)]
+    async fn supervisor(
+        &self,
+        ws: &Arc<Ws>,
+        sb: &Sandbox,
+    ) -> WorkspaceResult<Arc<crate::supervisor::Supervisor>> {
+        let current = crate::supervisor::venvs(&ws.root);
+        let usable = || {
+            lock(&ws.supervisor)
+                .as_ref()
+                .filter(|s| s.usable(&current))
+                .map(Arc::clone)
+        };
+        if let Some(s) = usable() {
+            return Ok(s);
+        }
+        let _starting = ws.supervisor_start.lock().await;
+        if let Some(s) = usable() {
+            return Ok(s);
+        }
+        let (sb, root) = (sb.clone(), ws.root.clone());
+        let started = blocking(move || crate::supervisor::Supervisor::start(&sb, &root)).await?;
+        // The one it replaces ends once its running commands are done (they
+        // hold it; the last one drops it).
+        lock(&ws.supervisor).replace(Arc::clone(&started));
+        Ok(started)
     }
 
     async fn collect_outputs(
@@ -681,12 +781,17 @@ impl Engine {
             let ws = self.workspaces.remove(session_id).map(|(_, ws)| ws);
             let mut killed = 0;
             if let Some(ws) = &ws {
+                lock(&ws.spare_run_dir).closed = true;
                 let execs: Vec<_> = ws.execs.iter().map(|e| Arc::clone(e.value())).collect();
                 ws.execs.clear();
                 for e in execs {
                     if e.kill().await {
                         killed += 1;
                     }
+                }
+                #[cfg(unix)]
+                if let Some(s) = lock(&ws.supervisor).take() {
+                    s.kill();
                 }
                 let marker = ws.marker.clone();
                 let root = ws.root.clone();
@@ -710,7 +815,26 @@ impl Engine {
     }
 }
 
-/// Resolves what to spawn: the policy's program or `bash -c`, wrapped in
+/// Makes the workspace's next run folder in the background, unless one is
+/// ready or the workspace is going away.
+fn make_spare_run_dir(ws: &Arc<Ws>) {
+    let ws = Arc::clone(ws);
+    drop(tokio::task::spawn_blocking(move || {
+        let mut spare = lock(&ws.spare_run_dir);
+        if spare.dir.is_none()
+            && !spare.closed
+            && let Ok(dir) = stage::new_run_dir(&ws.root)
+        {
+            spare.dir = Some(dir);
+        }
+    }));
+}
+
+/// A program and its arguments.
+type CommandLine = (PathBuf, Vec<OsString>);
+
+/// Resolves what to spawn (the wrapped command line, then the command
+/// itself): the policy's program or `bash -c`, wrapped in
 /// `setsid` for a terminal and in `bwrap` for the sandbox. Blocking (file
 /// checks).
 fn command_line(
@@ -720,7 +844,7 @@ fn command_line(
     command: &str,
     restricted: bool,
     tty: bool,
-) -> WorkspaceResult<(PathBuf, Vec<OsString>)> {
+) -> WorkspaceResult<(CommandLine, CommandLine)> {
     let (program, args): (PathBuf, Vec<String>) = if restricted {
         let resolved = cfg.policy.check(command, host_cwd)?;
         (resolved.program, resolved.args)
@@ -748,27 +872,43 @@ fn command_line(
     } else {
         (program, args)
     };
-    let (program, args) = match &cfg.launcher {
-        Launcher::Local => (program, args.into_iter().map(OsString::from).collect()),
+    let inner = (
+        program.clone(),
+        args.iter().map(OsString::from).collect::<Vec<_>>(),
+    );
+    let outer = match &cfg.launcher {
+        Launcher::Local => inner.clone(),
         Launcher::Sandbox(sb) => {
             let a = sb.args(root, host_cwd, &program, &args)?;
             (sb.program().to_path_buf(), a)
         }
     };
-    Ok((program, args))
+    Ok((outer, inner))
 }
 
-/// Writes the editor text and the helper `EDITOR` points at into `dir`.
-fn write_editor(dir: &Path, text: &str) -> WorkspaceResult<PathBuf> {
-    std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
-    let script = dir.join(".editor.sh");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n",
-    )
-    .map_err(|e| io_error("editor script", e))?;
-    crate::fsutil::set_mode(&script, 0o555).map_err(|e| io_error("editor script", e))?;
-    Ok(script)
+/// Writes the editor text and the helper `EDITOR` points at into the run
+/// folder `root/run_dir` (opened by handle: a concurrent run of the session
+/// cannot redirect these writes out of the workspace).
+fn write_editor(root: &Path, run_dir: &str, text: &str) -> WorkspaceResult<PathBuf> {
+    const SCRIPT: &str = "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n";
+    let dir = root.join(run_dir);
+    #[cfg(unix)]
+    {
+        let handle =
+            crate::fsutil::DirHandle::open(root, run_dir).map_err(|e| io_error("run folder", e))?;
+        handle
+            .write_new(".editor_text", text.as_bytes(), 0o600)
+            .map_err(|e| io_error("editor text", e))?;
+        handle
+            .write_new(".editor.sh", SCRIPT.as_bytes(), 0o555)
+            .map_err(|e| io_error("editor script", e))?;
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
+        std::fs::write(dir.join(".editor.sh"), SCRIPT).map_err(|e| io_error("editor script", e))?;
+    }
+    Ok(dir.join(".editor.sh"))
 }
 
 fn is_protected(name: &str) -> bool {
@@ -799,6 +939,53 @@ pub(crate) struct Outcome {
     pub(crate) exit_code: Option<i32>,
     pub(crate) timed_out: bool,
     pub(crate) duration_ms: u64,
+}
+
+/// Kills a run's processes when dropped armed (its future was dropped).
+struct SweepOnDrop {
+    marker: Option<String>,
+    pgid: Option<u32>,
+}
+
+impl Drop for SweepOnDrop {
+    fn drop(&mut self) {
+        if let Some(marker) = self.marker.take() {
+            let pgid = self.pgid;
+            if let Some(pgid) = pgid {
+                kill_group(pgid);
+            }
+            let job = move || {
+                sweep(&marker, pgid);
+            };
+            match tokio::runtime::Handle::try_current() {
+                Ok(handle) => drop(handle.spawn_blocking(job)),
+                Err(_) => job(),
+            }
+        }
+    }
+}
+
+impl Outcome {
+    /// The outcome from what was captured of each stream (`None`: nothing).
+    pub(crate) fn new(
+        stdout: Option<crate::capture::Captured>,
+        stderr: Option<crate::capture::Captured>,
+        exit_code: Option<i32>,
+        timed_out: bool,
+        duration_ms: u64,
+    ) -> Self {
+        let (stdout, stdout_cut) = stdout.map(|c| c.into_text()).unwrap_or_default();
+        let (stderr, stderr_cut) = stderr.map(|c| c.into_text()).unwrap_or_default();
+        Self {
+            stdout,
+            stderr,
+            stdout_cut,
+            stderr_cut,
+            exit_code,
+            timed_out,
+            duration_ms,
+        }
+    }
 }
 
 /// Spawns a prepared command, feeds stdin, captures output, enforces the
@@ -832,6 +1019,12 @@ pub(crate) async fn execute(
         )
     })?;
     let pgid = child.id();
+    // When this future is dropped before the command finished (the caller
+    // gave up), `kill_on_drop` only reaches the direct child: sweep the rest.
+    let mut abandoned = SweepOnDrop {
+        marker: Some(prepared.marker.clone()),
+        pgid,
+    };
     if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
         let bytes = text.as_bytes().to_vec();
         tokio::spawn(async move {
@@ -856,6 +1049,7 @@ pub(crate) async fn execute(
         }
     };
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    abandoned.marker = None;
     if let Some(pgid) = pgid
         && !timed_out
         && group_alive(pgid)
@@ -886,16 +1080,6 @@ pub(crate) async fn execute(
                 .unwrap_or_default()
         }
     };
-    let (stdout, stdout_cut) = o.map(|c| c.into_text()).unwrap_or_default();
-    let (stderr, stderr_cut) = e.map(|c| c.into_text()).unwrap_or_default();
     let exit_code = status.and_then(|s| s.code());
-    Ok(Outcome {
-        stdout,
-        stderr,
-        stdout_cut,
-        stderr_cut,
-        exit_code,
-        timed_out,
-        duration_ms,
-    })
+    Ok(Outcome::new(o, e, exit_code, timed_out, duration_ms))
 }

@@ -187,6 +187,59 @@ pub(crate) fn symlink(target: &Path, link: &Path) -> io::Result<()> {
     }
 }
 
+/// A folder inside the workspace opened by handle, so files made in it stay
+/// there even when a command renames or replaces a folder on the way (runs of
+/// one session share the writable workspace).
+#[cfg(unix)]
+#[derive(Debug)]
+pub(crate) struct DirHandle(std::os::fd::OwnedFd);
+
+#[cfg(unix)]
+impl DirHandle {
+    /// Opens `root/rel` (`rel` relative, checked) one component at a time,
+    /// never following a link.
+    pub(crate) fn open(root: &Path, rel: &str) -> io::Result<Self> {
+        use rustix::fs::{Mode, OFlags, openat};
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let mut dir = openat(rustix::fs::CWD, root, flags, Mode::empty())?;
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            if part == ".." || part == "." {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a plain path",
+                ));
+            }
+            dir = openat(&dir, part, flags, Mode::empty())?;
+        }
+        Ok(Self(dir))
+    }
+
+    /// Creates the file `name` in this folder (it must not exist) with `mode`
+    /// and writes `bytes` into it.
+    pub(crate) fn write_new(&self, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
+        use rustix::fs::{Mode, OFlags, openat};
+        use std::io::Write;
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(&self.0, name, flags, Mode::from_raw_mode(mode))?;
+        fs::File::from(fd).write_all(bytes)
+    }
+
+    /// Makes the FIFO `name` in this folder and opens its reading end
+    /// (non-blocking, never through a link).
+    pub(crate) fn fifo_reader(&self, name: &str) -> io::Result<std::os::fd::OwnedFd> {
+        use rustix::fs::{FileType, Mode, OFlags, mknodat, openat};
+        mknodat(&self.0, name, FileType::Fifo, Mode::from_raw_mode(0o600), 0)?;
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        Ok(openat(&self.0, name, flags, Mode::empty())?)
+    }
+
+    /// Removes the file `name` from this folder, if there.
+    pub(crate) fn remove(&self, name: &str) {
+        let _ = rustix::fs::unlinkat(&self.0, name, rustix::fs::AtFlags::empty());
+    }
+}
+
 /// Joins a checked relative path (from
 /// [`normalize_relative`](skills_core::normalize_relative)) to `root`.
 pub(crate) fn join_rel(root: &Path, rel: &str) -> PathBuf {

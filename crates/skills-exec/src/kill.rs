@@ -85,7 +85,7 @@ pub(crate) fn sweep_in(
 }
 
 #[cfg(unix)]
-fn kill_pid(pid: u32) {
+pub(crate) fn kill_pid(pid: u32) {
     if let Some(pid) = i32::try_from(pid)
         .ok()
         .and_then(rustix::process::Pid::from_raw)
@@ -95,7 +95,7 @@ fn kill_pid(pid: u32) {
 }
 
 #[cfg(not(unix))]
-fn kill_pid(_pid: u32) {}
+pub(crate) fn kill_pid(_pid: u32) {}
 
 /// Processes in group `pgid` or carrying `marker`, with their descendants.
 #[cfg(target_os = "linux")]

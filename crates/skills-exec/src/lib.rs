@@ -56,6 +56,8 @@ mod policy;
 mod runtime;
 mod sandbox;
 mod stage;
+#[cfg(unix)]
+mod supervisor;
 
 pub use artifact::{Artifact, ArtifactService, FsArtifacts, InMemoryArtifacts};
 pub use capture::{DEFAULT_OUTPUT_CAP, cap_text};

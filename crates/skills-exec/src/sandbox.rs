@@ -9,7 +9,8 @@
 //! [`SandboxOptions::allow_read`], read-only); the session's workspace
 //! writable except its staged skills (read-only, their `.venv/` writable);
 //! nothing else of the host. `bwrap` dies with its parent, and everything in
-//! the PID namespace dies with `bwrap`.
+//! the PID namespace dies with `bwrap`. Runs normally share one `bwrap` per
+//! workspace, each in a PID namespace of its own (see [`crate::supervisor`]).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -67,6 +68,12 @@ pub struct SandboxOptions {
     /// Folders added to the front of the sandbox's `PATH` (they must be
     /// visible: system folders or allowed paths).
     pub path_prepend: Vec<String>,
+    /// Starts one `bwrap` for every run instead of one per workspace shared
+    /// by the session's runs: full isolation between the runs of a session
+    /// (their own loopback network, hostname, `/proc`) at several times the
+    /// cost of a run (see docs/exec.md, "One sandbox per workspace").
+    /// Default `false`.
+    pub sandbox_per_run: bool,
 }
 
 impl SandboxOptions {
@@ -88,6 +95,14 @@ impl SandboxOptions {
         self.path_prepend.push(dir.into());
         self
     }
+
+    /// Starts one `bwrap` per run (`true`) instead of one per workspace
+    /// (`false`, the default); see the field of the same name.
+    #[must_use]
+    pub fn sandbox_per_run(mut self, per_run: bool) -> Self {
+        self.sandbox_per_run = per_run;
+        self
+    }
 }
 
 /// A checked, working bubblewrap.
@@ -99,6 +114,11 @@ pub(crate) struct Sandbox {
     /// The arguments every run shares (namespaces, system mounts), computed
     /// once.
     base: Vec<OsString>,
+    /// Set when a PID namespace can be nested inside the sandbox: runs then
+    /// go through one long-lived `bwrap` per workspace (see
+    /// [`crate::supervisor`]); otherwise each run starts its own.
+    #[cfg(unix)]
+    helpers: Option<crate::supervisor::Helpers>,
 }
 
 impl Sandbox {
@@ -140,6 +160,8 @@ impl Sandbox {
             allow_read,
             path: path.join(":"),
             base: Vec::new(),
+            #[cfg(unix)]
+            helpers: None,
         };
         sandbox.base = sandbox.base_args();
         let mut args = sandbox.base.clone();
@@ -167,7 +189,40 @@ impl Sandbox {
                 ),
             ));
         }
+        #[cfg(unix)]
+        if !options.sandbox_per_run {
+            sandbox.helpers =
+                crate::supervisor::helpers().filter(|h| crate::supervisor::probe(&sandbox, h));
+            if sandbox.helpers.is_none() {
+                tracing::warn!(
+                    "one sandbox per workspace is not possible here (no nestable user namespace, no perl at /usr/bin/perl, or not x86-64/aarch64); every run starts its own bwrap"
+                );
+            }
+        }
         Ok(sandbox)
+    }
+
+    /// The arguments of the long-lived sandbox: the base ones, and when the
+    /// runtime runs as root, a sandbox user other than root (65534): mapping
+    /// root into the runs' nested user namespaces would need `CAP_SETFCAP`,
+    /// which the sandbox does not have, and an unmapped user cannot create
+    /// files in a run's private `/tmp`.
+    #[cfg(unix)]
+    pub(crate) fn supervisor_base(&self) -> Vec<OsString> {
+        let mut a = self.base.clone();
+        if rustix::process::geteuid().is_root() {
+            for p in ["--uid", "65534", "--gid", "65534"] {
+                a.push(p.into());
+            }
+        }
+        a
+    }
+
+    /// The supervisor's helpers, when runs can share one `bwrap` per
+    /// workspace.
+    #[cfg(unix)]
+    pub(crate) fn helpers(&self) -> Option<crate::supervisor::Helpers> {
+        self.helpers.clone()
     }
 
     /// The `PATH` inside the sandbox.
@@ -237,6 +292,19 @@ impl Sandbox {
         program: &Path,
         args: &[String],
     ) -> Result<Vec<OsString>, WorkspaceError> {
+        self.args_from(self.base.clone(), ws_root, cwd, program, args)
+    }
+
+    /// [`Sandbox::args`] on top of `base` (the base arguments, or those of
+    /// the long-lived sandbox).
+    pub(crate) fn args_from(
+        &self,
+        base: Vec<OsString>,
+        ws_root: &Path,
+        cwd: &Path,
+        program: &Path,
+        args: &[String],
+    ) -> Result<Vec<OsString>, WorkspaceError> {
         for dir in SYSTEM_DIRS.iter().map(Path::new).chain([Path::new("/")]) {
             if is_within(ws_root, dir) {
                 return Err(WorkspaceError::new(
@@ -249,7 +317,7 @@ impl Sandbox {
                 ));
             }
         }
-        let mut a = self.base.clone();
+        let mut a = base;
         a.push("--bind".into());
         a.push(ws_root.into());
         a.push(ws_root.into());

@@ -258,7 +258,9 @@ async fn timeout_kills_every_descendant() {
         "s",
         RunRequest::new(
             "forks",
-            "(setsid env -i /bin/sleep 47131 > /dev/null 2>&1 &) ; echo started",
+            // The pause lets `setsid` leave the group before the group is
+            // killed at exit (without it the test raced the kill).
+            "(setsid env -i /bin/sleep 47131 > /dev/null 2>&1 &) ; sleep 0.3 ; echo started",
         )
         .timeout_secs(20),
     )
@@ -610,4 +612,40 @@ async fn not_loaded_on_demand_and_cleanup() {
     assert!(marker.exists());
     assert!(!rt2.root().join("s").exists());
     assert!(!rt2.cleanup("s").await.unwrap().removed);
+}
+
+/// Every run gets a run folder of its own that exists when it starts (one
+/// is made ahead of time in the background), and cleanup right after a run
+/// removes the workspace even while the next folder is being made.
+#[tokio::test(flavor = "multi_thread")]
+async fn run_folders_and_cleanup_right_after_a_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime(dir.path());
+    let skill = generated_skill(dir.path(), "rf");
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..20 {
+        rt.stage_skill("s", &skill).await.unwrap();
+        let r = run(
+            &rt,
+            "s",
+            RunRequest::new(
+                "rf",
+                "test -d \"$RUN_DIR\" && [ -z \"$(ls -A \"$RUN_DIR\")\" ] && echo fresh",
+            ),
+        )
+        .await;
+        assert_eq!(r.stdout, "fresh\n", "{r:?}");
+        assert!(
+            seen.insert(r.run_dir.clone()),
+            "run folder reused: {}",
+            r.run_dir
+        );
+        if i % 2 == 1 {
+            rt.cleanup("s").await.unwrap();
+            assert!(
+                !rt.root().join("s").exists(),
+                "workspace left after cleanup"
+            );
+        }
+    }
 }

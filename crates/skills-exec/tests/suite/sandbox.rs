@@ -10,10 +10,41 @@ use skills_exec::{BWRAP_PATHS, CommandPolicy, SandboxOptions, SandboxRuntime, fi
 use crate::common::*;
 
 fn sandbox(dir: &std::path::Path) -> SandboxRuntime {
+    sandbox_in(dir, false)
+}
+
+/// A sandbox runtime: one `bwrap` per workspace (`per_run` false, the
+/// default) or one per run.
+fn sandbox_in(dir: &std::path::Path, per_run: bool) -> SandboxRuntime {
     SandboxRuntime::builder(dir.join("ws"))
         .policy(CommandPolicy::unrestricted())
+        .sandbox_options(SandboxOptions::new().sandbox_per_run(per_run))
         .build_sandbox()
         .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"))
+}
+
+/// A sandbox runtime (see [`sandbox_in`]) with a generated skill `name`
+/// staged in session `s`.
+async fn staged(per_run: bool, name: &str) -> (tempfile::TempDir, SandboxRuntime) {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = sandbox_in(dir.path(), per_run);
+    rt.stage_skill("s", &generated_skill(dir.path(), name))
+        .await
+        .unwrap();
+    (dir, rt)
+}
+
+/// Checks that runs go the way `per_run` says: the shared sandbox gives each
+/// run a fresh `/tmp` of its own (mode 1777), a `bwrap` per run bubblewrap's
+/// (mode 755). A shared sandbox that silently fell back to a `bwrap` per run
+/// fails here.
+async fn assert_mode(rt: &SandboxRuntime, session: &str, skill: &str, per_run: bool) {
+    let r = run(rt, session, RunRequest::new(skill, "stat -c %a /tmp")).await;
+    let want = if per_run { "755\n" } else { "1777\n" };
+    assert_eq!(
+        r.stdout, want,
+        "per_run={per_run}: the sandbox runs commands another way than asked (a shared sandbox that fell back to a bwrap per run?): {r:?}"
+    );
 }
 
 #[test]
@@ -27,8 +58,17 @@ fn bwrap_comes_from_a_fixed_path() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn layout_for_every_example_and_generated_skill() {
+    layout(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn layout_for_every_example_and_generated_skill_bwrap_per_run() {
+    layout(true).await;
+}
+
+async fn layout(per_run: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let rt: Arc<dyn WorkspaceRuntime> = Arc::new(sandbox(dir.path()));
+    let rt: Arc<dyn WorkspaceRuntime> = Arc::new(sandbox_in(dir.path(), per_run));
     let mut skills = example_skills();
     skills.push(generated_skill(dir.path(), "gen-one"));
     skills.push(generated_skill(dir.path(), "gen-two"));
@@ -39,10 +79,20 @@ async fn layout_for_every_example_and_generated_skill() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn escapes_fail() {
+    escapes(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escapes_fail_bwrap_per_run() {
+    escapes(true).await;
+}
+
+async fn escapes(per_run: bool) {
     let dir = tempfile::tempdir().unwrap();
-    let rt = sandbox(dir.path());
+    let rt = sandbox_in(dir.path(), per_run);
     let skill = generated_skill(dir.path(), "esc");
     rt.stage_skill("s", &skill).await.unwrap();
+    assert_mode(&rt, "s", "esc", per_run).await;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
@@ -156,12 +206,21 @@ async fn escapes_fail() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn timeout_kills_every_descendant() {
+    timeout_kills(false, "4722").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn timeout_kills_every_descendant_bwrap_per_run() {
+    timeout_kills(true, "4723").await;
+}
+
+async fn timeout_kills(per_run: bool, token: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let rt = sandbox(dir.path());
+    let rt = sandbox_in(dir.path(), per_run);
     rt.stage_skill("s", &generated_skill(dir.path(), "forks"))
         .await
         .unwrap();
-    let token = "4722";
+    assert_mode(&rt, "s", "forks", per_run).await;
     let started = Instant::now();
     let r = run(
         &rt,
@@ -272,4 +331,310 @@ async fn interactive_session_on_a_terminal() {
     }
     assert!(text.contains("hello eve"), "{text:?}");
     assert_eq!(status, ExecStatus::Exited);
+}
+
+/// Runs of one session in the shared sandbox: each its own `/tmp`,
+/// `/dev/shm` and System V IPC, also while they run at the same time;
+/// `SIGPIPE` as usual; no descriptor of the host beyond the three standard
+/// ones; a command cannot kill its namespace's init nor another run.
+#[tokio::test(flavor = "multi_thread")]
+async fn runs_of_a_session_are_isolated() {
+    let (_dir, rt) = staged(false, "iso").await;
+    assert_mode(&rt, "s", "iso", false).await;
+    let first = run(
+        &rt,
+        "s",
+        RunRequest::new(
+            "iso",
+            "echo x > /tmp/left; echo y > /dev/shm/left; ipcmk -Q >/dev/null 2>&1; ls -A /tmp /dev/shm",
+        ),
+    )
+    .await;
+    assert!(first.stdout.contains("left"), "{first:?}");
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new(
+            "iso",
+            "ls -A /tmp/left /dev/shm/left 2>/dev/null; echo queues=$(ipcs -q 2>/dev/null | grep -c '^0x'); \
+             yes | head -1; ls /proc/self/fd | sort -n | tr '\\n' ' '",
+        ),
+    )
+    .await;
+    assert_eq!(r.stdout, "queues=0\ny\n0 1 2 3 ", "{r:?}");
+    assert_eq!(r.stderr, "", "SIGPIPE ignored? {r:?}");
+    // Two runs at once: neither sees the other's /tmp, and one killing
+    // everything it can reach leaves the other running.
+    let ra =
+        RunRequest::new("iso", "echo a > /tmp/a; sleep 1; ls /tmp; echo a-alive").timeout_secs(60);
+    let rb = RunRequest::new(
+        "iso",
+        "echo b > /tmp/b; kill -9 -1; kill -9 1; sleep 1; ls /tmp; echo b-alive",
+    )
+    .timeout_secs(60);
+    let (a, b) = tokio::join!(rt.run("s", &ra), rt.run("s", &rb));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert!(
+        a.stdout.starts_with("a\n") && a.stdout.ends_with("a-alive\n"),
+        "{a:?}"
+    );
+    assert!(
+        b.stdout.starts_with("b\n") && b.stdout.ends_with("b-alive\n"),
+        "{b:?}"
+    );
+    assert!(!a.stdout.contains("b\n") && !b.stdout.contains("a\n"));
+    // The slots still work.
+    let r = run(&rt, "s", RunRequest::new("iso", "echo again")).await;
+    assert_eq!(r.stdout, "again\n");
+    // A normal user's runs get a /proc of their own: only the slot's init
+    // and the run's processes (as root, bubblewrap's covers on the
+    // sandbox's /proc make the kernel refuse a new one).
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+        let r = run(
+            &rt,
+            "s",
+            RunRequest::new("iso", "cat /proc/[0-9]*/comm; true"),
+        )
+        .await;
+        let mut names: Vec<&str> = r.stdout.lines().collect();
+        names.sort_unstable();
+        // The glob is expanded by bash before `cat` starts.
+        assert_eq!(names, ["bash", "perl"], "{r:?}");
+    }
+}
+
+/// Processes of the host whose command line mentions `needle`.
+fn host_processes(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) {
+                found.push((pid, cmd));
+            }
+        }
+    }
+    found
+}
+
+/// The supervisor killed from outside between runs or during one: the run
+/// in flight fails (no hang), the next run starts a new one; cleanup leaves
+/// no process of the workspace behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn supervisor_killed_from_outside() {
+    let (_dir, rt) = staged(false, "sv").await;
+    assert_mode(&rt, "s", "sv", false).await;
+    let ws = rt.root().join("s").display().to_string();
+    let kill_all = || {
+        let bwraps: Vec<_> = host_processes(&format!("--bind {ws} {ws}"))
+            .into_iter()
+            .filter(|(_, c)| c.contains("bwrap"))
+            .collect();
+        assert!(!bwraps.is_empty(), "no bwrap for {ws}");
+        for (pid, _) in bwraps {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    };
+    kill_all();
+    let r = run(&rt, "s", RunRequest::new("sv", "echo after-kill")).await;
+    assert_eq!(r.stdout, "after-kill\n", "{r:?}");
+    // During a run.
+    let req = RunRequest::new("sv", "sleep 4761; echo never").timeout_secs(60);
+    let running = rt.run("s", &req);
+    let killer = async {
+        assert!(wait_for_processes("sleep 4761", 1).await >= 1);
+        kill_all();
+    };
+    let (r, ()) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(60), running),
+        killer
+    );
+    let r = r.expect("a run whose supervisor died must not hang");
+    assert!(
+        r.is_err() || r.as_ref().is_ok_and(|r| !r.stdout.contains("never")),
+        "{r:?}"
+    );
+    assert_eq!(
+        left_after("sleep 4761", Duration::from_secs(2)).await,
+        Vec::<String>::new()
+    );
+    let r = run(&rt, "s", RunRequest::new("sv", "echo recovered")).await;
+    assert_eq!(r.stdout, "recovered\n", "{r:?}");
+    rt.cleanup("s").await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !host_processes(&ws).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(host_processes(&ws), Vec::new(), "left after cleanup");
+}
+
+/// A run whose future is dropped (the caller gave up) takes every process
+/// it started with it.
+#[tokio::test(flavor = "multi_thread")]
+async fn dropped_run_kills_its_processes() {
+    for per_run in [false, true] {
+        let (_dir, rt) = staged(per_run, "dr").await;
+        let token = if per_run { "4763" } else { "4762" };
+        let req = RunRequest::new("dr", forking_command(token)).timeout_secs(60);
+        let running = rt.run("s", &req);
+        let needle = format!("sleep {token}6");
+        tokio::select! {
+            r = running => panic!("the run ended: {r:?}"),
+            n = wait_for_processes(&needle, 1) => assert!(n >= 1),
+        }
+        assert_eq!(
+            left_after(&format!("sleep {token}"), Duration::from_secs(2)).await,
+            Vec::<String>::new(),
+            "per_run={per_run}"
+        );
+        // The session still runs commands.
+        let r = run(&rt, "s", RunRequest::new("dr", "echo next")).await;
+        assert_eq!(r.stdout, "next\n", "per_run={per_run}: {r:?}");
+    }
+}
+
+/// Output that is binary garbage or longer than the cap, standard input,
+/// exit codes and a `cwd`, through the shared sandbox.
+#[tokio::test(flavor = "multi_thread")]
+async fn output_input_and_exit_codes() {
+    let (_dir, rt) = staged(false, "io").await;
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new(
+            "io",
+            "head -c 300000 /dev/urandom; head -c 100 /dev/urandom >&2; exit 3",
+        ),
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(3), "{r:?}");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("stdout was longer")),
+        "{:?}",
+        r.warnings
+    );
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new("io", "cat; pwd")
+            .stdin("fed\n")
+            .cwd("scripts/lib"),
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(
+        r.stdout.starts_with("fed\n") && r.stdout.trim_end().ends_with("scripts/lib"),
+        "{r:?}"
+    );
+    let r = run(&rt, "s", RunRequest::new("io", "kill -9 $$")).await;
+    assert_eq!(r.exit_code, Some(137), "{r:?}");
+    let r = run(&rt, "s", RunRequest::new("io", "exec /nonexistent")).await;
+    assert_eq!(r.exit_code, Some(127), "{r:?}");
+}
+
+/// Fifty sessions running at once in the shared sandbox: no errors, no
+/// file of one session in another.
+#[tokio::test(flavor = "multi_thread")]
+async fn fifty_concurrent_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = Arc::new(sandbox(dir.path()));
+    let skill = generated_skill(dir.path(), "many");
+    let mut tasks = Vec::new();
+    for i in 0..50 {
+        let (rt, skill) = (Arc::clone(&rt), skill.clone());
+        tasks.push(tokio::spawn(async move {
+            let session = format!("c{i}");
+            rt.stage_skill(&session, &skill).await.unwrap();
+            let r = rt
+                .run(
+                    &session,
+                    &RunRequest::new("many", format!("echo {i} > $OUTPUT_DIR/mine.txt; echo {i} > /tmp/mine; ls $WORKSPACE_DIR/.. | wc -l"))
+                        .output_file("out/*.txt")
+                        .timeout_secs(120),
+                )
+                .await
+                .unwrap();
+            assert_eq!(r.exit_code, Some(0), "{r:?}");
+            assert_eq!(r.output_files.len(), 1, "{r:?}");
+            assert_eq!(r.output_files[0].content.as_deref(), Some(format!("{i}\n").as_str()));
+            // Only its own session folder is visible.
+            assert_eq!(r.stdout.trim(), "1", "{r:?}");
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+/// A burst of parallel runs in one session leaves at most four idle slots
+/// (two processes each) beside the supervisor.
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_slots_are_capped() {
+    let (_dir, rt) = staged(false, "burst").await;
+    let rt = Arc::new(rt);
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let rt = Arc::clone(&rt);
+            tokio::spawn(async move {
+                let req = RunRequest::new("burst", "sleep 0.5").timeout_secs(60);
+                rt.run("s", &req).await
+            })
+        })
+        .collect();
+    for t in tasks {
+        assert_eq!(t.await.unwrap().unwrap().exit_code, Some(0));
+    }
+    let ws = rt.root().join("s");
+    // The supervisor and its slots: `perl` processes working in the
+    // workspace.
+    let count = || {
+        host_processes("use File::Path")
+            .into_iter()
+            .filter(|(pid, _)| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                    .is_ok_and(|c| c.trim() == "perl")
+                    && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == ws)
+            })
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while count() > 9 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let n = count();
+    assert!(
+        (3..=9).contains(&n),
+        "{n} supervisor processes for {ws:?}: {:?}",
+        host_processes(&ws.display().to_string())
+            .iter()
+            .map(|(p, c)| (p, c.chars().take(60).collect::<String>()))
+            .collect::<Vec<_>>()
+    );
+    // Runs arriving together started one sandbox, and dropping the runtime
+    // ends it (before, racing starts left stray `bwrap`s waiting forever).
+    let needle = ws.display().to_string();
+    assert_eq!(
+        host_processes(&needle)
+            .iter()
+            .filter(|(_, c)| c.starts_with("/usr/bin/bwrap") || c.starts_with("/bin/bwrap"))
+            .count(),
+        2,
+        "one bwrap (and its child) for {needle}"
+    );
+    drop(rt);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !host_processes(&needle).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        host_processes(&needle),
+        Vec::new(),
+        "left after the runtime was dropped"
+    );
 }
