@@ -427,7 +427,8 @@ async fn save(
         (Ok(_), Err(err)) if err.kind() == StoreErrorKind::Conflict => Err(Failure {
             code: 1,
             message: format!(
-                "{err}; the session was continued elsewhere meanwhile: run again to continue                  from what the store holds"
+                "{err}; the session was continued elsewhere meanwhile: run again to continue \
+                 from what the store holds"
             ),
             broken_pipe: false,
         }),
