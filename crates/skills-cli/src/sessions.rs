@@ -62,6 +62,22 @@ pub(crate) async fn open(url: &str) -> Result<Arc<dyn SessionStore>, Failure> {
     Ok(skills_store::open_store(url).await?)
 }
 
+/// Refuses a `sqlite://` URL whose file does not exist: reading a store must
+/// not create one (a mistyped path would list "no sessions" and leave an
+/// empty database behind).
+fn existing(url: &str) -> Result<(), Failure> {
+    if let Ok(skills_store::StoreUrl::Sqlite(path)) = skills_store::StoreUrl::parse(url)
+        && !path.exists()
+    {
+        return Err(Failure::usage(format!(
+            "no session store at {}: the SQLite file does not exist (`skills agent --session \
+             {url}` creates it)",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// Runs `skills sessions …`; returns the exit code.
 pub(crate) fn run<W: Write>(command: SessionsCommand, out: &mut W) -> Result<u8, Failure> {
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -70,6 +86,7 @@ pub(crate) fn run<W: Write>(command: SessionsCommand, out: &mut W) -> Result<u8,
         .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
     match command {
         SessionsCommand::List { url, json } => {
+            existing(&url)?;
             let sessions = runtime
                 .block_on(async { open(&url).await?.list().await.map_err(Failure::from) })?;
             if json {
@@ -80,6 +97,7 @@ pub(crate) fn run<W: Write>(command: SessionsCommand, out: &mut W) -> Result<u8,
             }
         }
         SessionsCommand::Show { url, id, json } => {
+            existing(&url)?;
             let (info, events) = runtime.block_on(async {
                 let store = open(&url).await?;
                 let id = match id {

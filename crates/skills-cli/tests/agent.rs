@@ -574,3 +574,23 @@ fn a_bad_session_url_is_a_usage_error_before_any_request() {
     let list = skills(&["sessions", "list", "sqlite://"], &[], None);
     assert_eq!(list.status.code(), Some(2));
 }
+
+#[test]
+fn reading_a_missing_sqlite_store_is_an_error_and_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typo.db");
+    let url = format!("sqlite://{}", path.display());
+    for args in [
+        vec!["sessions", "list", url.as_str()],
+        vec!["sessions", "show", url.as_str()],
+    ] {
+        let out = skills(&args, &[], None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("the SQLite file does not exist"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    assert!(!path.exists(), "reading the store created {}", path.display());
+}
