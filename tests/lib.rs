@@ -9,3 +9,8 @@
 #[cfg(doctest)]
 #[doc = include_str!("../docs/quick-start.md")]
 pub struct QuickStart;
+
+/// The library examples in `README.md`, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct Readme;

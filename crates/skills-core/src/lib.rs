@@ -112,11 +112,6 @@ pub use workspace::{
 #[doc = include_str!("../../../docs/catalog.md")]
 pub struct CatalogGuide;
 
-/// The library example in `README.md`, compiled as a doc test.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeExample;
-
 /// The examples in `docs/search.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/search.md")]
