@@ -769,3 +769,164 @@ async fn a_transcript_from_a_run_replays_to_the_same_state() {
     assert_eq!(resumed.build_request(), session.build_request());
     assert!(session.transcript().iter().any(|m| m.role == Role::Tool));
 }
+
+/// A stored run appends each step before the next model call, stores the
+/// forked sub-agent as a fork of the session at the point it branched, and
+/// a resumed session rebuilds the same request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_run_saves_every_step_and_stores_the_fork_with_its_fork_point() {
+    use skills_agent::{MemoryStore, SessionEvent, SessionStore, SessionWriter, read_lineage};
+
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let agent = agent();
+    let mut session = agent.start_session().await.expect("session");
+    session.set_id("chat-1");
+    let mut writer = SessionWriter::create(Arc::clone(&store), &session, None)
+        .await
+        .expect("create");
+
+    // The model looks at the store at each call: before the parent's second
+    // call, the first step (the answer with the fork call and the fork's
+    // result) must be stored.
+    let model = Arc::new(Peeking {
+        inner: ScriptedModel::new([
+            calls(
+                "A summary first.",
+                vec![call("c1", "load_skill", json!({"name": "summarize"}))],
+            ),
+            // The sub-agent's one answer.
+            answer("- one\n- two\n- three"),
+            answer("Here is the summary."),
+        ]),
+        store: Arc::clone(&store),
+        seen: std::sync::Mutex::new(Vec::new()),
+    });
+    let runner = Runner::builder(model.clone()).build();
+    let outcome = {
+        let mut events = runner.run_stored(
+            &mut session,
+            &mut writer,
+            "Summarize the report.",
+            CancelToken::new(),
+        );
+        let mut last = None;
+        while let Some(event) = events.next().await {
+            if let RunEvent::Finished { outcome } = event {
+                last = Some(outcome);
+            }
+        }
+        last.expect("finished")
+    };
+    assert_eq!(outcome.text, "Here is the summary.");
+
+    // Before the parent's second request, its log held the fork's result
+    // (appended after the answer that asked for the fork).
+    // Calls: the parent's first, the sub-agent's, the parent's second.
+    let before_second = model.seen.lock().expect("lock").remove(2);
+    assert!(
+        before_second
+            .iter()
+            .any(|e| matches!(&e.event, SessionEvent::Message { message }
+            if message.role == Role::Tool && message.content.contains("- one"))),
+        "stored before step 2: {before_second:#?}"
+    );
+
+    // The sub-agent's session names the parent and where it branched.
+    let sessions = store.list().await.expect("list");
+    let fork = sessions
+        .iter()
+        .find(|s| s.parent.is_some())
+        .expect("the fork was stored");
+    let point = fork.parent.clone().expect("parent");
+    assert_eq!(point.session, "chat-1");
+    assert_eq!(fork.id, format!("chat-1.fork{}.summarize", point.seq));
+    let parent_events = store.read("chat-1", 0).await.expect("read");
+    // The fork point follows the answer that asked for the fork.
+    let asked = parent_events
+        .iter()
+        .position(|e| {
+            matches!(&e.event, SessionEvent::Message { message } if !message.tool_calls.is_empty())
+        })
+        .expect("the answer with the fork call") as u64;
+    assert!(
+        point.seq > asked,
+        "fork point {} vs answer at {asked}",
+        point.seq
+    );
+    let own = store.read(&fork.id, 0).await.expect("read fork");
+    assert!(
+        own.iter()
+            .any(|e| matches!(&e.event, SessionEvent::Message { message }
+            if message.content.contains("- one"))),
+        "the sub-agent's answer is in its log"
+    );
+    let lineage = read_lineage(&*store, &fork.id).await.expect("lineage");
+    assert_eq!(lineage.len() as u64, point.seq + own.len() as u64);
+
+    // The whole parent is stored: a resume rebuilds the same request.
+    let (resumed, _) = agent
+        .resume_stored(Arc::clone(&store), "chat-1")
+        .await
+        .expect("resume");
+    assert_eq!(resumed.build_request(), session.build_request());
+}
+
+/// A scripted model that reads the parent session's stored log at each call.
+#[derive(Debug)]
+struct Peeking {
+    inner: ScriptedModel,
+    store: Arc<dyn skills_agent::SessionStore>,
+    seen: std::sync::Mutex<Vec<Vec<skills_agent::StoredEvent>>>,
+}
+
+#[async_trait]
+impl Model for Peeking {
+    fn name(&self) -> &str {
+        "peeking"
+    }
+
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let stored = self.store.read("chat-1", 0).await.expect("read");
+        self.seen.lock().expect("lock").push(stored);
+        self.inner.complete(request).await
+    }
+}
+
+/// A store that refuses the append stops a stored run with a store error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_run_stops_on_a_conflict() {
+    use skills_agent::{MemoryStore, SessionStore, SessionWriter};
+
+    let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
+    let agent = agent();
+    let mut session = agent.start_session().await.expect("session");
+    session.set_id("chat-2");
+    let mut writer = SessionWriter::create(Arc::clone(&store), &session, None)
+        .await
+        .expect("create");
+    // Another writer continued the session meanwhile.
+    let (mut other, mut other_writer) = agent
+        .resume_stored(Arc::clone(&store), "chat-2")
+        .await
+        .expect("resume");
+    other.push_user("elsewhere").await.expect("push");
+    other_writer.save(&other).await.expect("save");
+
+    let model = Arc::new(ScriptedModel::new([answer("never sent")]));
+    let runner = Runner::builder(model.clone()).build();
+    let mut events = runner.run_stored(&mut session, &mut writer, "hi", CancelToken::new());
+    let mut failure = None;
+    while let Some(event) = events.next().await {
+        if let RunEvent::Failed { error } = event {
+            failure = Some(error);
+        }
+    }
+    drop(events);
+    let failure = failure.expect("the run failed");
+    assert_eq!(failure.kind(), RunErrorKind::Store);
+    assert!(failure.message().contains("conflict"), "{failure}");
+    assert!(
+        model.requests().is_empty(),
+        "no model call after a refused append"
+    );
+}

@@ -216,7 +216,7 @@ async fn drive<W: Write>(
     let agent = builder
         .build()
         .map_err(|err| Failure::usage(err.to_string()))?;
-    let (mut session, writer) = match &args.session {
+    let (mut session, mut writer) = match &args.session {
         Some(url) => {
             let (session, writer) = open_session(&agent, url, &args.session_id).await?;
             (session, Some(writer))
@@ -224,7 +224,16 @@ async fn drive<W: Write>(
         None => (agent.start_session().await?, None),
     };
     let mut usage = None;
-    let result = stream_run(&args, model, &mut session, prompt, out, &mut usage).await;
+    let result = stream_run(
+        &args,
+        model,
+        &mut session,
+        writer.as_mut(),
+        prompt,
+        out,
+        &mut usage,
+    )
+    .await;
     let result = match writer {
         Some(writer) => save(writer, &session, usage, result).await,
         None => result,
@@ -241,6 +250,7 @@ async fn stream_run<W: Write>(
     args: &AgentArgs,
     model: Arc<dyn Model>,
     session: &mut skills_agent::Session,
+    writer: Option<&mut SessionWriter>,
     prompt: String,
     out: &mut W,
     usage: &mut Option<Usage>,
@@ -253,7 +263,12 @@ async fn stream_run<W: Write>(
             on_interrupt.cancel();
         }
     });
-    let mut events = runner.run_with_cancel(session, prompt, cancel);
+    // A stored session is appended to after every step, forked sub-agents
+    // stored as forks of it.
+    let mut events = match writer {
+        Some(writer) => runner.run_stored(session, writer, prompt, cancel),
+        None => runner.run_with_cancel(session, prompt, cancel),
+    };
     let mut err = io::stderr().lock();
     let mut code = 1;
     let mut ended_line = true;

@@ -592,5 +592,9 @@ fn reading_a_missing_sqlite_store_is_an_error_and_creates_nothing() {
             text(&out.stderr)
         );
     }
-    assert!(!path.exists(), "reading the store created {}", path.display());
+    assert!(
+        !path.exists(),
+        "reading the store created {}",
+        path.display()
+    );
 }

@@ -30,6 +30,7 @@ use crate::model::{Model, ModelError, ModelEvent, ModelResponse, Retry, StopReas
 use crate::render;
 use crate::request::ModelRequest;
 use crate::session::{Dispatch, Event, ForkRequest, Session};
+use crate::store::{MAX_SESSION_ID_LEN, SessionWriter, StoreError};
 use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip};
 
 pub use cancel::{CancelToken, Cancelled};
@@ -192,6 +193,12 @@ pub enum RunErrorKind {
     Cancelled,
     /// The skill provider failed (while injecting a mentioned skill).
     Provider,
+    /// The session store failed or refused an append (a run with
+    /// [`Runner::run_stored`]); a [`StoreErrorKind::Conflict`] means the
+    /// session was continued elsewhere meanwhile.
+    ///
+    /// [`StoreErrorKind::Conflict`]: crate::StoreErrorKind::Conflict
+    Store,
 }
 
 impl RunErrorKind {
@@ -202,6 +209,7 @@ impl RunErrorKind {
             Self::StepLimit => "step-limit",
             Self::Cancelled => "cancelled",
             Self::Provider => "provider",
+            Self::Store => "store",
         }
     }
 }
@@ -440,6 +448,26 @@ impl Runner {
         self.start(session, None, cancel)
     }
 
+    /// [`Runner::run_with_cancel`] that stores the session as it goes: what
+    /// each step added (the user's message, the model's answer, the tool
+    /// results) is appended through `writer` before the next model call, so
+    /// a crash loses at most the step in flight. A forked sub-agent's
+    /// session is stored too, as a fork of this one: its id is this
+    /// session's id, `.fork`, the parent log's length at the fork and the
+    /// skill's name (`support-42.fork7.review`), and it names the parent and
+    /// that fork point, so `read_lineage` finds where it branched.
+    ///
+    /// A store failure stops the run with [`RunErrorKind::Store`].
+    pub fn run_stored<'a>(
+        &'a self,
+        session: &'a mut Session,
+        writer: &'a mut SessionWriter,
+        input: impl Into<String>,
+        cancel: CancelToken,
+    ) -> RunStream<'a> {
+        self.start_stored(session, Some(writer), Some(input.into()), cancel)
+    }
+
     /// Runs to the end and returns the outcome (the events are dropped).
     ///
     /// # Errors
@@ -467,6 +495,16 @@ impl Runner {
         input: Option<String>,
         cancel: CancelToken,
     ) -> RunStream<'a> {
+        self.start_stored(session, None, input, cancel)
+    }
+
+    fn start_stored<'a>(
+        &'a self,
+        session: &'a mut Session,
+        writer: Option<&'a mut SessionWriter>,
+        input: Option<String>,
+        cancel: CancelToken,
+    ) -> RunStream<'a> {
         let (emitter, queue) = Emitter::queue();
         let run = Run {
             config: &self.inner,
@@ -477,8 +515,54 @@ impl Runner {
             usage: Usage::default(),
             requests: Vec::new(),
         };
-        RunStream::new(run.drive(session, input), queue)
+        RunStream::new(run.drive(session, writer, input), queue)
     }
+}
+
+/// Why a fork did not answer: a tool error the model gets, or a failure that
+/// stops the run.
+enum ForkFailure {
+    Tool(ToolError),
+    Run(RunError),
+}
+
+impl From<ToolError> for ForkFailure {
+    fn from(err: ToolError) -> Self {
+        Self::Tool(err)
+    }
+}
+
+impl From<RunError> for ForkFailure {
+    fn from(err: RunError) -> Self {
+        Self::Run(err)
+    }
+}
+
+fn store_failed(err: StoreError) -> RunError {
+    RunError::new(
+        RunErrorKind::Store,
+        format!("the session store failed: {err}"),
+    )
+}
+
+/// Appends what `session` added since the last save, when the run stores.
+async fn save(session: &Session, writer: &mut Option<&mut SessionWriter>) -> Result<(), RunError> {
+    match writer {
+        Some(writer) => writer.save(session).await.map(|_| ()).map_err(store_failed),
+        None => Ok(()),
+    }
+}
+
+/// The stored id of a sub-agent forked from `parent` when its log had `seq`
+/// events: `{parent}.fork{seq}.{skill}`, the parent's part shortened when the
+/// whole would pass [`MAX_SESSION_ID_LEN`] (ids are ASCII).
+fn fork_session_id(parent: &str, seq: u64, skill: &str) -> String {
+    let suffix = format!(".fork{seq}.{skill}");
+    let room = MAX_SESSION_ID_LEN.saturating_sub(suffix.len());
+    let parent = parent.get(..room.min(parent.len())).unwrap_or(parent);
+    let mut id = format!("{parent}{suffix}");
+    id.truncate(MAX_SESSION_ID_LEN);
+    id
 }
 
 /// One run of the loop (a forked sub-agent gets its own).
@@ -506,6 +590,7 @@ impl<'c> Run<'c> {
     fn drive<'s>(
         mut self,
         session: &'s mut Session,
+        writer: Option<&'s mut SessionWriter>,
         input: Option<String>,
     ) -> BoxFuture<'s, Result<RunOutcome, RunError>>
     where
@@ -518,13 +603,26 @@ impl<'c> Run<'c> {
                 model = %self.model.name(),
                 depth = self.depth,
             );
-            self.drive_inner(session, input).instrument(span).await
+            let mut writer = writer;
+            let result = self
+                .drive_inner(session, &mut writer, input)
+                .instrument(span)
+                .await;
+            // Whatever the outcome, store what the run added (a failed run's
+            // closed calls included); a store failure after a successful
+            // run is the run's failure.
+            match (result, save(session, &mut writer).await) {
+                (Err(err), _) => Err(err),
+                (Ok(_), Err(err)) => Err(err),
+                (Ok(outcome), Ok(())) => Ok(outcome),
+            }
         })
     }
 
     async fn drive_inner(
         &mut self,
         session: &mut Session,
+        writer: &mut Option<&mut SessionWriter>,
         input: Option<String>,
     ) -> Result<RunOutcome, RunError> {
         // A run cut off between an answer and its tool results left calls
@@ -542,6 +640,8 @@ impl<'c> Run<'c> {
             if self.cancel.is_cancelled() {
                 return Err(RunError::cancelled());
             }
+            // What the last step added is stored before the next model call.
+            self.cancellable(save(session, writer)).await??;
             session.retire_once_loads();
             let request = session.build_request();
             let extends_previous = previous.as_ref().map(|p| extends(p, &request));
@@ -578,7 +678,7 @@ impl<'c> Run<'c> {
                     requests: std::mem::take(&mut self.requests),
                 });
             }
-            if let Err(err) = self.dispatch_all(session, &calls).await {
+            if let Err(err) = self.dispatch_all(session, writer, &calls).await {
                 session.close_unanswered_calls("the run was cancelled before this call ran");
                 self.flush(session);
                 return Err(err);
@@ -690,6 +790,7 @@ impl<'c> Run<'c> {
     async fn dispatch_all(
         &mut self,
         session: &mut Session,
+        writer: &mut Option<&mut SessionWriter>,
         calls: &[ToolCall],
     ) -> Result<(), RunError> {
         let mut batch: Vec<&ToolCall> = Vec::new();
@@ -712,7 +813,7 @@ impl<'c> Run<'c> {
             }
             self.run_batch(session, &mut batch).await?;
             if let Some(fork) = session.fork_request(call) {
-                let result = self.cancellable(self.fork(session, fork)).await?;
+                let result = self.cancellable(self.fork(session, writer, fork)).await??;
                 let result = result.map(|(answer, usage)| {
                     // The sub-agent's tokens count toward the run.
                     self.usage.add(&usage);
@@ -879,18 +980,36 @@ impl<'c> Run<'c> {
     }
 
     /// Runs a forked skill in a sub-agent and returns its answer.
+    ///
+    /// The outer error stops the run (a store failure); the inner one is the
+    /// tool result the model gets.
     async fn fork(
         &self,
         session: &Session,
+        writer: &mut Option<&mut SessionWriter>,
         fork: ForkRequest,
-    ) -> Result<(String, Usage), ToolError> {
+    ) -> Result<Result<(String, Usage), ToolError>, RunError> {
+        match self.fork_inner(session, writer, fork).await {
+            Ok(answer) => Ok(Ok(answer)),
+            Err(ForkFailure::Tool(err)) => Ok(Err(err)),
+            Err(ForkFailure::Run(err)) => Err(err),
+        }
+    }
+
+    async fn fork_inner(
+        &self,
+        session: &Session,
+        writer: &mut Option<&mut SessionWriter>,
+        fork: ForkRequest,
+    ) -> Result<(String, Usage), ForkFailure> {
         let failed = |message: String| ToolError::new(ToolErrorKind::Failed, message);
         if self.depth + 1 >= MAX_FORK_DEPTH {
             return Err(failed(format!(
                 "the skill `{}` runs in a sub-agent, and sub-agents nest at most {MAX_FORK_DEPTH} \
                  deep; do the task here instead",
                 fork.skill
-            )));
+            ))
+            .into());
         }
         let agent = match &fork.agent {
             None => session.agent().clone(),
@@ -981,10 +1100,30 @@ impl<'c> Run<'c> {
             usage: Usage::default(),
             requests: Vec::new(),
         };
-        let outcome = child
-            .drive(&mut sub, Some(input))
+        // Stored runs store the sub-agent as a fork of this session, taken
+        // after storing the answer that asked for it.
+        let mut sub_writer = match writer {
+            Some(parent_writer) => {
+                save(session, &mut Some(&mut **parent_writer)).await?;
+                let point = parent_writer.fork_point();
+                sub.set_id(fork_session_id(session.id(), point.seq, &fork.skill));
+                let store = Arc::clone(parent_writer.store());
+                Some(
+                    SessionWriter::create(store, &sub, Some(point))
+                        .await
+                        .map_err(store_failed)?,
+                )
+            }
+            None => None,
+        };
+        let outcome = match child
+            .drive(&mut sub, sub_writer.as_mut(), Some(input))
             .await
-            .map_err(|err| failed(format!("the sub-agent failed: {err}")))?;
+        {
+            Ok(outcome) => outcome,
+            Err(err) if err.kind() == RunErrorKind::Store => return Err(ForkFailure::Run(err)),
+            Err(err) => return Err(failed(format!("the sub-agent failed: {err}")).into()),
+        };
         Ok((
             render::fork_result(&fork.skill, agent.name(), &outcome.text),
             outcome.usage,
