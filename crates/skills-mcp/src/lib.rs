@@ -21,10 +21,13 @@
 //! crate. Nothing in the other crates sees an `rmcp` type, and the CLI only
 //! calls [`SkillsServer::builder`], [`serve_stdio`] and [`HttpServer::bind`].
 //!
-//! This crate depends on `skills-core` (the provider trait), `skills-agent`
-//! (the fallback tools' logic) and `skills-exec` is NOT needed here: the
-//! runtime is handed in as an `Arc<dyn WorkspaceRuntime>`. It must not
-//! depend on `skills-fs` (the CLI builds the provider) nor on `skills-cli`.
+//! This crate depends on `skills-core` (the provider and runtime traits) and
+//! `skills-agent` (the fallback tools' logic), and runs on tokio. It must not
+//! depend on `skills-fs` (the CLI builds the provider and hands it in as an
+//! `Arc<dyn SkillProvider>`), on `skills-exec` (the run tools' runtime comes
+//! in as an `Arc<dyn WorkspaceRuntime>`) nor on `skills-cli`.
+//!
+//! The guide with client configurations is `docs/mcp.md`.
 //!
 //! [`SkillProvider`]: skills_core::SkillProvider
 //! [`WorkspaceRuntime`]: skills_core::WorkspaceRuntime
@@ -42,3 +45,8 @@ pub use transport::{
     DEFAULT_MAX_REQUEST_BYTES, HttpOptions, HttpServer, TOKEN_ENV, serve_io, serve_stdio,
 };
 pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_uri};
+
+/// The examples in `docs/mcp.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp.md")]
+pub struct McpGuide;
