@@ -202,44 +202,40 @@ async fn errors_use_the_extensions_codes() {
         rmcp::ServiceError::McpError(e) => e.code.0,
         other => panic!("not an MCP error: {other}"),
     };
-    // Unknown skill, or not a skill URI: -32602.
-    for uri in [
-        "skill://nope/SKILL.md",
-        "skill://alpha/../beta/SKILL.md",
-        "skill://ALPHA/SKILL.md",
-    ] {
-        let err = client
-            .get_skill(GetSkillRequestParams::new(uri))
-            .await
-            .unwrap_err();
-        assert_eq!(code(err), -32602, "{uri}");
-    }
-    // Not a directory: -32602.
-    for uri in [
-        "skill://alpha/SKILL.md",
-        "skill://alpha/nothing",
-        "skill://nope",
-        "file:///etc",
-    ] {
-        let err = client
-            .read_resource_directory(ReadResourceDirectoryRequestParams::new(uri))
-            .await
-            .unwrap_err();
-        assert_eq!(code(err), -32602, "{uri}");
-    }
-    // A missing file, a folder, an escape: resource not found (-32002 on
-    // this protocol version).
-    for uri in [
-        "skill://alpha/missing.md",
-        "skill://alpha/references",
-        "skill://alpha/%2e%2e/beta/SKILL.md",
-        "skill://nope/SKILL.md",
-    ] {
-        let err = client
-            .read_resource(ReadResourceRequestParams::new(uri))
-            .await
-            .unwrap_err();
-        assert_eq!(code(err), -32002, "{uri}");
+    // skills/get of an unknown skill or of something that is no skill URI,
+    // and resources/directory/read of anything that is no folder: -32602.
+    // resources/read of a missing file, a folder or an escape: resource not
+    // found (-32002 on this protocol version).
+    let cases = [
+        ("get", "skill://nope/SKILL.md", -32602),
+        ("get", "skill://alpha/../beta/SKILL.md", -32602),
+        ("get", "skill://ALPHA/SKILL.md", -32602),
+        ("dir", "skill://alpha/SKILL.md", -32602),
+        ("dir", "skill://alpha/nothing", -32602),
+        ("dir", "skill://nope", -32602),
+        ("dir", "file:///etc", -32602),
+        ("read", "skill://alpha/missing.md", -32002),
+        ("read", "skill://alpha/references", -32002),
+        ("read", "skill://alpha/%2e%2e/beta/SKILL.md", -32002),
+        ("read", "skill://nope/SKILL.md", -32002),
+    ];
+    for (method, uri, expected) in cases {
+        let err = match method {
+            "get" => client
+                .get_skill(GetSkillRequestParams::new(uri))
+                .await
+                .map(drop),
+            "dir" => client
+                .read_resource_directory(ReadResourceDirectoryRequestParams::new(uri))
+                .await
+                .map(drop),
+            _ => client
+                .read_resource(ReadResourceRequestParams::new(uri))
+                .await
+                .map(drop),
+        }
+        .unwrap_err();
+        assert_eq!(code(err), expected, "{method} {uri}");
     }
     // Unknown tool: -32602.
     let err = client
