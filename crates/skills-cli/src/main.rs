@@ -12,6 +12,7 @@
 mod agent;
 mod catalog_report;
 mod logging;
+mod mcp;
 mod report;
 mod run;
 mod sessions;
@@ -239,6 +240,35 @@ enum Command {
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
+    /// Serve the skills to MCP clients (Claude, Cursor, VS Code, Codex, …):
+    /// the MCP Skills extension (`skills/list`, `skills/get`, `skill://`
+    /// resources), the tools `load_skill` and `read_skill_file` for clients
+    /// without it, and the catalog as the server's instructions.
+    ///
+    /// Over standard input and output by default; over Streamable HTTP at
+    /// http://ADDR/mcp with --http. An address that is not loopback needs a
+    /// bearer token in $SKILLS_MCP_TOKEN (requests without it get 401).
+    /// Changed skills are picked up while serving and announced with
+    /// `notifications/resources/list_changed`. Exit code 0 when the client
+    /// went away (stdio) or on Ctrl-C (HTTP); 1 when the MCP handshake failed;
+    /// 2 for a usage or I/O error.
+    #[command(after_help = AFTER_HELP)]
+    Mcp {
+        /// Serve Streamable HTTP on ADDR (`HOST:PORT`, or a port on
+        /// 127.0.0.1; port 0 picks a free one, printed on standard error).
+        #[arg(long, value_parser = mcp::parse_addr, value_name = "ADDR")]
+        http: Option<std::net::SocketAddr>,
+        /// Also offer tools that run the skills' commands: `local`
+        /// (directly, in a workspace per client) or `sandbox` (bubblewrap:
+        /// no network, only the workspace writable).
+        #[arg(long, value_enum, value_name = "local|sandbox")]
+        run: Option<agent::RunMode>,
+        /// Look for changed skills every N milliseconds.
+        #[arg(long, value_name = "MS", default_value_t = 2000)]
+        poll_ms: u64,
+        /// Skill folders or folders of skills.
+        paths: Vec<PathBuf>,
+    },
     /// Print one file of a skill (a line range of it with --lines).
     #[command(after_help = AFTER_HELP)]
     Read {
@@ -348,6 +378,11 @@ fn main() -> ExitCode {
 /// of one per line), flushed before the exit code is known, so a failed flush
 /// (a closed pipe) is handled like any other write.
 fn run(cli: Cli) -> Result<u8, Failure> {
+    if matches!(cli.command, Command::Mcp { .. }) {
+        // Standard output carries the MCP messages: it must stay unlocked
+        // and unbuffered here.
+        return run_to(cli, &mut io::sink());
+    }
     let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
     let result = run_to(cli, &mut out);
     let flushed = out.flush();
@@ -590,6 +625,23 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 report::write_text(&mut out, &report, style)?;
             }
             Ok(0)
+        }
+        Command::Mcp {
+            http,
+            run,
+            poll_ms,
+            paths,
+        } => {
+            let provider = sources.provider(paths)?;
+            out.flush()?;
+            mcp::run(
+                mcp::McpArgs {
+                    http,
+                    run,
+                    poll: std::time::Duration::from_millis(poll_ms),
+                },
+                provider,
+            )
         }
         Command::Read {
             name,

@@ -1,0 +1,52 @@
+//! An MCP server for Agent Skills, on the official Rust SDK (`rmcp`).
+//!
+//! [`SkillsServer`] serves the skills of any [`SkillProvider`] (the
+//! filesystem provider with its staleness cache, URL roots and race-free
+//! reads; an in-code provider; a layered view) to MCP clients:
+//!
+//! * the MCP Skills extension (`io.modelcontextprotocol/skills`, SEP-2640),
+//!   declared with directory reads: `skills/list`, `skills/get`, every file
+//!   as a `skill://NAME/PATH` resource with its size and `sha256:` digest,
+//!   binary files as base64 blobs, `resources/directory/read`;
+//! * the fallback tools `load_skill` and `read_skill_file` for clients
+//!   without the extension, and with a [`WorkspaceRuntime`] the run tools;
+//! * the catalog, sorted and byte-stable, as the server's instructions;
+//! * `notifications/resources/list_changed` when the catalog changes.
+//!
+//! [`serve_stdio`] / [`serve_io`] serve one client over a byte stream;
+//! [`HttpServer`] serves Streamable HTTP (loopback by default; other
+//! addresses only with a bearer token).
+//!
+//! A key design decision: the MCP SDK moves fast, so it stays inside this
+//! crate. Nothing in the other crates sees an `rmcp` type, and the CLI only
+//! calls [`SkillsServer::builder`], [`serve_stdio`] and [`HttpServer::bind`].
+//!
+//! This crate depends on `skills-core` (the provider and runtime traits) and
+//! `skills-agent` (the fallback tools' logic), and runs on tokio. It must not
+//! depend on `skills-fs` (the CLI builds the provider and hands it in as an
+//! `Arc<dyn SkillProvider>`), on `skills-exec` (the run tools' runtime comes
+//! in as an `Arc<dyn WorkspaceRuntime>`) nor on `skills-cli`.
+//!
+//! The guide with client configurations is `docs/mcp.md`.
+//!
+//! [`SkillProvider`]: skills_core::SkillProvider
+//! [`WorkspaceRuntime`]: skills_core::WorkspaceRuntime
+
+mod error;
+mod manifest;
+mod server;
+mod transport;
+mod uri;
+
+pub use error::{Error, ErrorKind};
+pub use manifest::{SKILL_BYTE_LIMIT, SKILL_FILE_LIMIT};
+pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_POLL_INTERVAL, SkillsServer, SkillsServerBuilder};
+pub use transport::{
+    DEFAULT_MAX_REQUEST_BYTES, HttpOptions, HttpServer, TOKEN_ENV, serve_io, serve_stdio,
+};
+pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_uri};
+
+/// The examples in `docs/mcp.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/mcp.md")]
+pub struct McpGuide;

@@ -1,0 +1,662 @@
+//! The MCP handler: the Skills extension, `skill://` resources, the
+//! fallback tools and the catalog as instructions, on one [`SkillProvider`].
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::Duration;
+
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock,
+    GetSkillRequestParams, GetSkillResult, Implementation, ListResourcesResult, ListSkillsResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use skills_agent::{Agent, Dispatch, Profile, Surface, ToolCall, WorkspaceTools};
+use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider, WorkspaceRuntime};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
+
+use crate::error::{Error, ErrorKind as McpErrorKind};
+use crate::manifest::{ManifestError, Manifests};
+use crate::uri::{SKILL_MD, SkillUri};
+
+/// Skills per page of `skills/list` and `resources/list` by default.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
+/// How often the catalog is polled for changes by default.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
+
+/// Builds a [`SkillsServer`].
+#[derive(Debug)]
+pub struct SkillsServerBuilder {
+    provider: Arc<dyn SkillProvider>,
+    runtime: Option<Arc<dyn WorkspaceRuntime>>,
+    page_size: usize,
+    poll_interval: Duration,
+    name: String,
+    version: String,
+}
+
+impl SkillsServerBuilder {
+    /// Offers the run tools (`run_skill_command` and the interactive session
+    /// tools) on `runtime`; without it only `load_skill` and
+    /// `read_skill_file` are offered.
+    #[must_use]
+    pub fn runtime(mut self, runtime: Arc<dyn WorkspaceRuntime>) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
+    /// Skills per page of `skills/list` and `resources/list` (at least 1;
+    /// default [`DEFAULT_PAGE_SIZE`]).
+    #[must_use]
+    pub fn page_size(mut self, n: usize) -> Self {
+        self.page_size = n.max(1);
+        self
+    }
+
+    /// How often the provider is asked for its catalog, to announce changes
+    /// (default [`DEFAULT_POLL_INTERVAL`]). The filesystem provider answers
+    /// from its staleness cache, so polling is cheap.
+    #[must_use]
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(10));
+        self
+    }
+
+    /// The name and version the server reports in `serverInfo` (default
+    /// `skills` and this crate's version).
+    #[must_use]
+    pub fn server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.name = name.into();
+        self.version = version.into();
+        self
+    }
+
+    /// Reads the catalog once, starts the reload task (on the current tokio
+    /// runtime) and returns the server.
+    ///
+    /// # Errors
+    ///
+    /// [`ErrorKind::Provider`](crate::ErrorKind::Provider) when the first
+    /// catalog cannot be read, [`ErrorKind::Config`](crate::ErrorKind::Config)
+    /// when the fallback tools cannot be set up.
+    pub async fn build(self) -> Result<SkillsServer, Error> {
+        let catalog = self.provider.list().await.map_err(|err| {
+            Error::new(
+                McpErrorKind::Provider,
+                format!("cannot list the skills: {err}"),
+            )
+        })?;
+        let surface = Surface::Default;
+        let mut agent =
+            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(surface.clone());
+        if let Some(runtime) = &self.runtime {
+            // A client that read SKILL.md through the extension has "loaded"
+            // it without calling `load_skill`: runs are not gated on loads.
+            agent = agent.profile(Profile::Full).executor(Arc::new(
+                WorkspaceTools::new(Arc::clone(runtime), &surface).require_loaded(false),
+            ));
+        }
+        let agent = agent
+            .build()
+            .map_err(|err| Error::new(McpErrorKind::Config, err.to_string()))?;
+        let tools = agent
+            .start_session()
+            .await
+            .map_err(|err| Error::new(McpErrorKind::Provider, err.to_string()))?
+            .tools()
+            .into_iter()
+            .map(|spec| {
+                let schema = match spec.parameters {
+                    serde_json::Value::Object(map) => map,
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(spec.name, spec.description, schema)
+            })
+            .collect();
+        let (changes, _) = watch::channel(0u64);
+        let shared = Arc::new(Shared {
+            instructions: RwLock::new(instructions(&catalog)),
+            catalog: RwLock::new(catalog),
+            provider: self.provider,
+            runtime: self.runtime,
+            agent,
+            tools,
+            manifests: Manifests::default(),
+            page_size: self.page_size,
+            poll_interval: self.poll_interval,
+            changes,
+            info: Implementation::new(self.name, self.version),
+            stop: CancellationToken::new(),
+        });
+        tokio::spawn(reload(Arc::downgrade(&shared), shared.stop.clone()));
+        Ok(SkillsServer {
+            shared,
+            connection: Arc::new(Connection::new(None)),
+        })
+    }
+}
+
+/// An MCP server for the skills of one [`SkillProvider`].
+///
+/// It implements rmcp's [`ServerHandler`]:
+/// * the Skills extension (`io.modelcontextprotocol/skills`, SEP-2640),
+///   declared with directory reads: `skills/list` (paginated by name),
+///   `skills/get`, `resources/directory/read`;
+/// * every file of every skill as a `skill://NAME/PATH` resource
+///   (`resources/read`: text, or a base64 blob for binary files), the
+///   `SKILL.md` of each skill in `resources/list`;
+/// * the tools `load_skill` and `read_skill_file` (and the run tools with a
+///   [`runtime`](SkillsServerBuilder::runtime)) for clients without the
+///   extension, answered by `skills-agent`'s tool logic;
+/// * the catalog (sorted, byte-stable) as the server's instructions;
+/// * `notifications/resources/list_changed` when the catalog changes.
+///
+/// Clone it per connection with [`SkillsServer::connection`]: the clones
+/// share the catalog, the manifest cache and the reload task; each
+/// connection has its own workspace for the run tools.
+#[derive(Clone)]
+pub struct SkillsServer {
+    shared: Arc<Shared>,
+    connection: Arc<Connection>,
+}
+
+impl fmt::Debug for SkillsServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SkillsServer")
+            .field("provider", &self.shared.provider)
+            .field("tools", &self.shared.tools.len())
+            .field("connection", &self.connection.id)
+            .finish()
+    }
+}
+
+struct Shared {
+    provider: Arc<dyn SkillProvider>,
+    runtime: Option<Arc<dyn WorkspaceRuntime>>,
+    agent: Agent,
+    tools: Vec<Tool>,
+    catalog: RwLock<Catalog>,
+    instructions: RwLock<String>,
+    manifests: Manifests,
+    page_size: usize,
+    poll_interval: Duration,
+    /// Bumped on every catalog change.
+    changes: watch::Sender<u64>,
+    info: Implementation,
+    stop: CancellationToken,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.stop.cancel();
+    }
+}
+
+/// One client connection: its workspace id, and a token that stops its
+/// notification task when the connection's handler goes away.
+struct Connection {
+    id: String,
+    closed: CancellationToken,
+    runtime: Option<Arc<dyn WorkspaceRuntime>>,
+}
+
+static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
+
+impl Connection {
+    fn new(runtime: Option<Arc<dyn WorkspaceRuntime>>) -> Self {
+        let n = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
+        Self {
+            id: format!("mcp-{}-{n}", std::process::id()),
+            closed: CancellationToken::new(),
+            runtime,
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.closed.cancel();
+        // The workspace of a closed connection is removed.
+        if let Some(runtime) = self.runtime.take()
+            && let Ok(handle) = tokio::runtime::Handle::try_current()
+        {
+            let id = std::mem::take(&mut self.id);
+            handle.spawn(async move {
+                let _ = runtime.cleanup(&id).await;
+            });
+        }
+    }
+}
+
+impl SkillsServer {
+    /// A builder serving `provider`.
+    pub fn builder(provider: Arc<dyn SkillProvider>) -> SkillsServerBuilder {
+        SkillsServerBuilder {
+            provider,
+            runtime: None,
+            page_size: DEFAULT_PAGE_SIZE,
+            poll_interval: DEFAULT_POLL_INTERVAL,
+            name: "skills".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+
+    /// A handler for a new connection: same skills, its own workspace.
+    pub fn connection(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            connection: Arc::new(Connection::new(self.shared.runtime.clone())),
+        }
+    }
+
+    /// The server's instructions now: the catalog rendered as XML, sorted by
+    /// name and byte-stable for a given catalog.
+    pub fn instructions(&self) -> String {
+        self.shared
+            .instructions
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The names of the tools offered, sorted.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.shared
+            .tools
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    /// A receiver that sees a new value each time the catalog changes.
+    pub fn catalog_changes(&self) -> watch::Receiver<u64> {
+        self.shared.changes.subscribe()
+    }
+
+    fn catalog(&self) -> Catalog {
+        self.shared
+            .catalog
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The names of one page, after the cursor, and the next cursor.
+    async fn page(
+        &self,
+        request: Option<&PaginatedRequestParams>,
+    ) -> (Vec<String>, Option<String>) {
+        let catalog = match self.shared.provider.list().await {
+            Ok(catalog) => catalog,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot list the skills; serving the last catalog");
+                self.catalog()
+            }
+        };
+        let after = request.and_then(|r| r.cursor.as_deref());
+        let mut names = catalog
+            .names()
+            .filter(|name| after.is_none_or(|after| *name > after))
+            .map(str::to_owned);
+        let page: Vec<String> = names.by_ref().take(self.shared.page_size).collect();
+        let next = if names.next().is_some() {
+            page.last().cloned()
+        } else {
+            None
+        };
+        (page, next)
+    }
+
+    /// The cache hints of SEP-2549, for peers on 2026-07-28 or later only.
+    fn cache_hints(&self, context: &RequestContext<RoleServer>) -> Option<(u64, CacheScope)> {
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        modern.then(|| {
+            (
+                u64::try_from(self.shared.poll_interval.as_millis()).unwrap_or(u64::MAX),
+                // Skills come from this user's folders: no shared caches.
+                CacheScope::Private,
+            )
+        })
+    }
+}
+
+fn instructions(catalog: &Catalog) -> String {
+    catalog.render(&RenderOptions::default())
+}
+
+fn manifest_error(err: ManifestError) -> McpError {
+    match err {
+        ManifestError::NotFound(m) | ManifestError::OverLimit(m) => {
+            McpError::invalid_params(m, None)
+        }
+        ManifestError::Unreadable(m) => McpError::internal_error(m, None),
+    }
+}
+
+/// Polls the provider and announces catalog changes until `stop`.
+async fn reload(shared: std::sync::Weak<Shared>, stop: CancellationToken) {
+    loop {
+        let Some(interval) = shared.upgrade().map(|s| s.poll_interval) else {
+            return;
+        };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = tokio::time::sleep(interval) => {}
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let catalog = match shared
+            .provider
+            .list()
+            .instrument(tracing::debug_span!("skills_mcp.reload"))
+            .await
+        {
+            Ok(catalog) => catalog,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot list the skills");
+                continue;
+            }
+        };
+        let changed = {
+            let mut current = shared
+                .catalog
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            let changed = !current.same_entries(&catalog);
+            *current = catalog.clone();
+            changed
+        };
+        // A changed body or file keeps the catalog but is a new skill
+        // snapshot: the manifest cache notices that by itself.
+        if changed {
+            tracing::info!(skills = catalog.len(), "the catalog changed");
+            *shared
+                .instructions
+                .write()
+                .unwrap_or_else(PoisonError::into_inner) = instructions(&catalog);
+            shared.manifests.retain(catalog.names());
+            shared.changes.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .enable_skills_with_directory_read()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(self.shared.info.clone())
+            .with_instructions(self.instructions())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Legacy sessions: announce catalog changes on the session's stream.
+        let mut changes = self.shared.changes.subscribe();
+        let closed = self.connection.closed.clone();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = closed.cancelled() => return,
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.notify_resource_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(
+            requested.intersection(
+                &SubscriptionFilter::builder()
+                    .resources_list_changed()
+                    .build(),
+            ),
+        )
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.shared.changes.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_resource_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, McpError> {
+        let (names, next) = self.page(request.as_ref()).await;
+        let mut skills = Vec::with_capacity(names.len());
+        for name in &names {
+            match self
+                .shared
+                .manifests
+                .get(self.shared.provider.as_ref(), name)
+                .await
+            {
+                Ok(manifest) => skills.push(manifest.entry.clone()),
+                // A skill that went away since the listing, or is over the
+                // limits, is left out of the page.
+                Err(err) => tracing::debug!(skill = %name, reason = err.message(), "not listed"),
+            }
+        }
+        let mut result = ListSkillsResult::with_all_items(skills);
+        result.next_cursor = next;
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, McpError> {
+        let uri = SkillUri::parse(&request.uri)
+            .filter(|u| u.path == SKILL_MD)
+            .ok_or_else(|| {
+                McpError::invalid_params(format!("unknown skill {}", request.uri), None)
+            })?;
+        let manifest = self
+            .shared
+            .manifests
+            .get(self.shared.provider.as_ref(), &uri.name)
+            .await
+            .map_err(manifest_error)?;
+        if manifest.entry.uri != request.uri {
+            // Another spelling of the URI: answer only the advertised one.
+            return Err(McpError::invalid_params(
+                format!("unknown skill {}; use {}", request.uri, manifest.entry.uri),
+                None,
+            ));
+        }
+        let mut result = GetSkillResult::new(manifest.entry.clone());
+        if let Some((ttl, scope)) = self.cache_hints(&context) {
+            result = result.with_ttl_ms(ttl).with_cache_scope(scope);
+        }
+        Ok(result)
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, McpError> {
+        let not_a_directory =
+            || McpError::invalid_params(format!("not a directory: {}", request.uri), None);
+        let uri = SkillUri::parse(&request.uri).ok_or_else(not_a_directory)?;
+        let manifest = self
+            .shared
+            .manifests
+            .get(self.shared.provider.as_ref(), &uri.name)
+            .await
+            .map_err(|err| match err {
+                ManifestError::NotFound(_) => not_a_directory(),
+                other => manifest_error(other),
+            })?;
+        let children = manifest
+            .directory(&uri.name, &uri.path)
+            .ok_or_else(not_a_directory)?;
+        Ok(ReadResourceDirectoryResult::with_all_items(children))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        let (names, next) = self.page(request.as_ref()).await;
+        let mut resources = Vec::with_capacity(names.len());
+        for name in &names {
+            if let Ok(manifest) = self
+                .shared
+                .manifests
+                .get(self.shared.provider.as_ref(), name)
+                .await
+            {
+                resources.push(manifest.listed.clone());
+            }
+        }
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
+    }
+
+    #[tracing::instrument(name = "skills_mcp.read_resource", skip_all, fields(uri = %request.uri))]
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let not_found =
+            |why: &str| McpError::resource_not_found(format!("{}: {why}", request.uri), None);
+        let uri =
+            SkillUri::parse(&request.uri).ok_or_else(|| not_found("not a skill:// file URI"))?;
+        if uri.path.is_empty() {
+            return Err(not_found("a skill folder; use resources/directory/read"));
+        }
+        let provider = self.shared.provider.as_ref();
+        let (bytes, mime) = if uri.path == SKILL_MD {
+            // The bytes the manifest's digest was computed from.
+            let bytes = match self.shared.manifests.get(provider, &uri.name).await {
+                Ok(manifest) => manifest.skill_md.clone(),
+                Err(ManifestError::NotFound(m)) => return Err(not_found(&m)),
+                Err(_) => {
+                    let skill = provider
+                        .get(&uri.name)
+                        .await
+                        .map_err(|err| not_found(err.message()))?;
+                    crate::manifest::skill_md_bytes(provider, &skill).await
+                }
+            };
+            (bytes, "text/markdown".to_owned())
+        } else {
+            let file = provider
+                .read_resource_bytes(&uri.name, &uri.path)
+                .await
+                .map_err(|err| match err.kind() {
+                    ErrorKind::SkillNotFound
+                    | ErrorKind::ResourceNotFound
+                    | ErrorKind::InvalidPath => not_found(err.message()),
+                    _ => McpError::internal_error(err.to_string(), None),
+                })?;
+            (file.bytes, file.mime)
+        };
+        let contents = match std::str::from_utf8(&bytes) {
+            Ok(text) if !skills_core::looks_binary(&bytes) => {
+                ResourceContents::text(text, request.uri.clone())
+            }
+            _ => ResourceContents::blob(BASE64_STANDARD.encode(&bytes), request.uri.clone()),
+        }
+        .with_mime_type(mime);
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(self.shared.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.shared.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    #[tracing::instrument(name = "skills_mcp.call_tool", skip_all, fields(tool = %request.name))]
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name: Cow<'_, str> = request.name;
+        if !self.shared.tools.iter().any(|t| t.name == name) {
+            return Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            ));
+        }
+        let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        // A fresh session per call, under the connection's id: tool calls
+        // are independent, and the run tools keep one workspace per
+        // connection.
+        let mut session = self
+            .shared
+            .agent
+            .start_session()
+            .await
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+        session.set_id(self.connection.id.clone());
+        let call = ToolCall::new("mcp", name.as_ref(), arguments);
+        match session.handle_tool_call(&call).await {
+            Dispatch::Handled(message) => {
+                let content = vec![ContentBlock::text(message.content)];
+                Ok(if message.is_error {
+                    CallToolResult::error(content)
+                } else {
+                    CallToolResult::success(content)
+                }
+                .into())
+            }
+            _ => Err(McpError::invalid_params(
+                format!("unknown tool `{name}`"),
+                None,
+            )),
+        }
+    }
+}
