@@ -14,6 +14,7 @@
 //! delta. The transcript is stored after the run, also when it failed.
 
 use std::io::{self, Read as _, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
@@ -77,6 +78,23 @@ pub(crate) enum RunMode {
     Local,
     /// Inside the bubblewrap sandbox (no network, only the workspace writable).
     Sandbox,
+}
+
+impl RunMode {
+    /// The runtime for this mode, keeping its workspaces under `root`.
+    pub(crate) fn runtime(self, root: &Path) -> Result<Arc<dyn WorkspaceRuntime>, Failure> {
+        // A missing bubblewrap or an unusable root is the user's to fix.
+        let usage = |err: skills_core::WorkspaceError| Failure::usage(err.to_string());
+        let runtime: Arc<dyn WorkspaceRuntime> = match self {
+            Self::Local => Arc::new(LocalRuntime::builder(root).build().map_err(usage)?),
+            Self::Sandbox => Arc::new(
+                SandboxRuntime::builder(root)
+                    .build_sandbox()
+                    .map_err(usage)?,
+            ),
+        };
+        Ok(runtime)
+    }
 }
 
 /// Builds the model `PROVIDER:MODEL` names, from the environment.
@@ -195,19 +213,7 @@ async fn drive<W: Write>(
         )
         .surface(surface.clone());
     let root = std::env::temp_dir().join(format!("skills-agent-{}", std::process::id()));
-    let runtime: Option<Arc<dyn WorkspaceRuntime>> = match args.run {
-        None => None,
-        Some(RunMode::Local) => Some(Arc::new(
-            LocalRuntime::builder(&root)
-                .build()
-                .map_err(|err| Failure::usage(err.to_string()))?,
-        )),
-        Some(RunMode::Sandbox) => Some(Arc::new(
-            SandboxRuntime::builder(&root)
-                .build_sandbox()
-                .map_err(|err| Failure::usage(err.to_string()))?,
-        )),
-    };
+    let runtime = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     if let Some(runtime) = &runtime {
         builder = builder
             .profile(Profile::Full)

@@ -8,8 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use skills_core::{SkillProvider, WorkspaceRuntime};
-use skills_exec::{LocalRuntime, SandboxRuntime};
+use skills_core::SkillProvider;
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer, TOKEN_ENV};
 
 use crate::Failure;
@@ -64,19 +63,7 @@ async fn serve(
     token: Option<String>,
 ) -> Result<u8, Failure> {
     let root = std::env::temp_dir().join(format!("skills-mcp-{}", std::process::id()));
-    let workspaces: Option<Arc<dyn WorkspaceRuntime>> = match args.run {
-        None => None,
-        Some(RunMode::Local) => Some(Arc::new(
-            LocalRuntime::builder(&root)
-                .build()
-                .map_err(|err| Failure::usage(err.to_string()))?,
-        )),
-        Some(RunMode::Sandbox) => Some(Arc::new(
-            SandboxRuntime::builder(&root)
-                .build_sandbox()
-                .map_err(|err| Failure::usage(err.to_string()))?,
-        )),
-    };
+    let workspaces = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
         .poll_interval(args.poll);
