@@ -1,8 +1,16 @@
 //! A skills folder on disk, read by the `skills-fs` provider, given to an
 //! agent loop driven by a scripted model, whose run tool executes the skill's
-//! script in the bubblewrap sandbox and collects the file it writes.
+//! script in the bubblewrap sandbox and collects the file it writes; then the
+//! same provider served by `skills-mcp` over Streamable HTTP to a real MCP
+//! client (the official Python SDK), which lists, gets and reads the skills
+//! and checks every file's digest.
+//!
+//! Environment: `SKILLS_MCP_PYTHON`, a Python with the `mcp` package (`bash
+//! .ci/test` installs one with `bash .ci/install-mcp-client`); without it the
+//! test fails saying so.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::json;
@@ -12,6 +20,7 @@ use skills_agent::{
 use skills_core::{SkillProvider, WorkspaceRuntime};
 use skills_exec::SandboxRuntime;
 use skills_fs::{FsOptions, FsProvider};
+use skills_mcp::{HttpOptions, HttpServer, SkillsServer};
 
 const SKILL_MD: &str = "---
 name: weekly-report
@@ -50,7 +59,8 @@ async fn disk_to_provider_to_agent_loop_to_sandboxed_run() {
     let dir = tempfile::tempdir().expect("tempdir");
     let skills = dir.path().join("skills");
     write_skills(&skills);
-    let provider = Arc::new(FsProvider::open([&skills], FsOptions::default()).await);
+    let provider: Arc<dyn SkillProvider> =
+        Arc::new(FsProvider::open([&skills], FsOptions::default()).await);
     let catalog = provider.list().await.expect("list");
     assert_eq!(catalog.names().collect::<Vec<_>>(), ["weekly-report"]);
 
@@ -61,7 +71,7 @@ async fn disk_to_provider_to_agent_loop_to_sandboxed_run() {
             .expect("bubblewrap at /usr/bin/bwrap (bash .ci/run installs it)"),
     );
     let surface = Surface::default();
-    let agent = Agent::builder("e2e", provider)
+    let agent = Agent::builder("e2e", Arc::clone(&provider))
         .surface(surface.clone())
         .profile(Profile::Full)
         .executor(Arc::new(WorkspaceTools::new(
@@ -129,4 +139,55 @@ async fn disk_to_provider_to_agent_loop_to_sandboxed_run() {
     );
 
     runtime.cleanup(session.id()).await.expect("cleanup");
+
+    // The same skills, from the same provider, to a real MCP client.
+    let python = mcp_python();
+    let server = SkillsServer::builder(Arc::clone(&provider))
+        .build()
+        .await
+        .expect("MCP server");
+    let http = HttpServer::bind(
+        server,
+        HttpOptions::new("127.0.0.1:0".parse().expect("address")).token(Some("e2e".into())),
+    )
+    .await
+    .expect("bind 127.0.0.1");
+    let url = format!("http://{}/mcp", http.local_addr());
+    let client = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/skills-cli/tests/mcp_clients/skills_client.py");
+    let out = tokio::task::spawn_blocking(move || {
+        Command::new(python)
+            .arg(client)
+            .args(["http", "legacy", &url, "e2e"])
+            .output()
+    })
+    .await
+    .expect("join")
+    .expect("run the Python client");
+    http.shutdown().await;
+    assert!(
+        out.status.success(),
+        "the MCP client failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).expect("summary JSON");
+    assert_eq!(summary["skills"], json!(["weekly-report"]), "{summary}");
+    // SKILL.md, the script and the PNG, each digest checked by the client;
+    // the PNG came as a blob.
+    assert_eq!(summary["files_checked"], 3, "{summary}");
+    assert_eq!(summary["blobs"], 1, "{summary}");
+    assert_eq!(summary["tools"], json!(["load_skill", "read_skill_file"]));
+}
+
+/// The Python with the MCP SDK, or a failure that says how to get one.
+fn mcp_python() -> PathBuf {
+    let python = std::env::var_os("SKILLS_MCP_PYTHON").map(PathBuf::from);
+    match python {
+        Some(p) if p.exists() => p,
+        _ => panic!(
+            "SKILLS_MCP_PYTHON is not set to a Python with the `mcp` package: run \
+             `bash .ci/install-mcp-client` and set SKILLS_MCP_PYTHON to \
+             target/mcp-client-venv/bin/python (`bash .ci/test` does both)"
+        ),
+    }
 }

@@ -1,5 +1,6 @@
 //! End-to-end tests across the workspace's crates (`skills-fs` →
-//! `skills-agent` → `skills-exec`, and the `skills` binary): see `e2e.rs`.
+//! `skills-agent` → `skills-exec`, and `skills-mcp` to a real MCP client):
+//! see `e2e.rs`.
 //! The library itself is empty; the package exists for its tests.
 //!
 //! What it must not depend on: anything but the public APIs of the crates
