@@ -63,6 +63,24 @@ fn bench(c: &mut Criterion) {
             assert!(out.status.success());
         })
     });
+    // The same, with the one variable of the run's overlay that changes
+    // what bash does at start: `LANG=C.UTF-8` makes it load the locale.
+    g.bench_function("direct bash -c true, LANG=C.UTF-8", |b| {
+        b.to_async(&rt).iter(|| async {
+            let out = tokio::process::Command::new("/bin/bash")
+                .args(["-c", "true"])
+                .env_clear()
+                .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+                .env("LANG", "C.UTF-8")
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .output()
+                .await
+                .unwrap();
+            assert!(out.status.success());
+        })
+    });
     g.bench_function("local runtime", |b| {
         b.to_async(&rt).iter(|| async {
             let r = local.run("b", &req).await.unwrap();

@@ -451,8 +451,10 @@ impl Engine {
             ("MANPAGER", "cat"),
             ("SYSTEMD_PAGER", "cat"),
             ("LESS", "FRX"),
+            // UTF-8 by default. Not `LC_ALL`: it would override a locale the
+            // request sets (`LC_ALL` wins over every `LC_*`), and bash loads
+            // every category for it (about 0.25 ms more per run here).
             ("LANG", "C.UTF-8"),
-            ("LC_ALL", "C.UTF-8"),
             ("PYTHONUNBUFFERED", "1"),
             ("PYTHONIOENCODING", "utf-8"),
             ("GIT_TERMINAL_PROMPT", "0"),

@@ -125,6 +125,13 @@ async fn env_cwd_stdin_editor_and_caps() {
     .await;
     assert_eq!(r.stdout.trim(), format!("{w}/out"));
     assert!(r.warnings.iter().any(|x| x.contains("OUTPUT_DIR")));
+    // UTF-8 by default (`LANG`), and a locale the request sets wins.
+    let probe = "echo \"$LANG|${LC_ALL-unset}\"; printf '\\u00e9' | wc -m";
+    let r = run(&rt, "s", RunRequest::new("envs", probe)).await;
+    assert_eq!(r.stdout, "C.UTF-8|unset\n1\n");
+    let r = run(&rt, "s", RunRequest::new("envs", probe).env("LC_ALL", "C")).await;
+    // Under `C`, bash cannot encode é and prints the escape as it is.
+    assert_eq!(r.stdout, "C.UTF-8|C\n6\n");
     // cwd rules.
     let r = run(&rt, "s", RunRequest::new("envs", "pwd").cwd("$WORK_DIR")).await;
     assert_eq!(r.stdout.trim(), format!("{w}/work"));
