@@ -264,7 +264,22 @@ fn stdio_ends_cleanly_when_the_client_hangs_up() {
     }
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
-    let first = String::from_utf8(output.stdout).unwrap();
-    let answer: Value = serde_json::from_str(first.lines().next().unwrap()).unwrap();
-    assert_eq!(answer["result"]["serverInfo"]["name"], "skills");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let answers: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // Answers are matched by id, in whatever order they come.
+    let init = answers
+        .iter()
+        .find(|a| a["id"] == 1)
+        .expect("initialize answered");
+    assert_eq!(init["result"]["serverInfo"]["name"], "skills");
+    // The broken line got a parse error.
+    assert!(
+        answers
+            .iter()
+            .any(|a| a["id"].is_null() && a["error"]["code"] == -32700),
+        "{stdout}"
+    );
 }

@@ -42,7 +42,8 @@ pub use error::{Error, ErrorKind};
 pub use manifest::{SKILL_BYTE_LIMIT, SKILL_FILE_LIMIT};
 pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_POLL_INTERVAL, SkillsServer, SkillsServerBuilder};
 pub use transport::{
-    DEFAULT_MAX_REQUEST_BYTES, HttpOptions, HttpServer, TOKEN_ENV, serve_io, serve_stdio,
+    DEFAULT_MAX_REQUEST_BYTES, HttpOptions, HttpServer, MAX_LINE_BYTES, TOKEN_ENV, serve_io,
+    serve_stdio,
 };
 pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_uri};
 

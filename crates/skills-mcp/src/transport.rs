@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full, combinators::BoxBody};
@@ -13,8 +14,13 @@ use hyper_util::rt::TokioIo;
 use rmcp::service::ServerInitializeError;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::io::{AsyncRead, AsyncWrite};
+use serde::de::IgnoredAny;
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader,
+    DuplexStream,
+};
 use tokio::net::TcpListener;
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -41,9 +47,12 @@ pub async fn serve_stdio(server: &SkillsServer) -> Result<(), Error> {
 /// Serves one client over a pair of byte streams (newline-delimited
 /// JSON-RPC) until it disconnects.
 ///
-/// Malformed messages get a JSON-RPC error or are dropped; a line longer
-/// than 16 MiB ends the session. A client that closes its end mid-call ends
-/// the session cleanly: the result is `Ok(())`.
+/// A line that is not JSON gets a JSON-RPC parse error (`-32700`, `id`
+/// null), as the JSON-RPC specification asks (the SDK alone would drop it
+/// silently); other malformed messages get the SDK's errors; blank lines are
+/// skipped; a line longer than [`MAX_LINE_BYTES`] gets a parse error and
+/// ends the session. A client that closes its end mid-call ends the session
+/// cleanly: the result is `Ok(())`.
 ///
 /// # Errors
 ///
@@ -56,26 +65,163 @@ where
 {
     let span = tracing::debug_span!("skills_mcp.session");
     async move {
-        let running = match rmcp::serve_server(server.connection(), (read, write)).await {
-            Ok(running) => running,
+        // The SDK reads only well-formed lines and writes into a pipe; the
+        // forwarder interleaves its answers with parse errors, line by line.
+        let (to_sdk, sdk_in) = tokio::io::duplex(PIPE_BYTES);
+        let (sdk_out, from_sdk) = tokio::io::duplex(PIPE_BYTES);
+        let (errors, error_lines) = mpsc::channel(16);
+        let inbound = tokio::spawn(filter_inbound(read, to_sdk, errors));
+        let outbound = tokio::spawn(forward_outbound(from_sdk, error_lines, write));
+        let result = match rmcp::serve_server(server.connection(), (sdk_in, sdk_out)).await {
+            Ok(running) => {
+                // Ended by the client closing the stream (or a task
+                // failing): either way the session is over.
+                let reason = running.waiting().await;
+                tracing::debug!(?reason, "session ended");
+                Ok(())
+            }
             Err(ServerInitializeError::ConnectionClosed(_) | ServerInitializeError::Cancelled) => {
-                return Ok(());
+                Ok(())
             }
-            Err(err) => {
-                return Err(Error::new(
-                    ErrorKind::Transport,
-                    format!("the MCP handshake failed: {err}"),
-                ));
-            }
+            Err(err) => Err(Error::new(
+                ErrorKind::Transport,
+                format!("the MCP handshake failed: {err}"),
+            )),
         };
-        // Ended by the client closing the stream (or a task failing):
-        // either way the session is over.
-        let reason = running.waiting().await;
-        tracing::debug!(?reason, "session ended");
-        Ok(())
+        inbound.abort();
+        // The SDK's half of the pipe is gone: the forwarder writes what is
+        // left and ends (bounded, for a client that stopped reading).
+        let _ = tokio::time::timeout(FLUSH_GRACE, outbound).await;
+        result
     }
     .instrument(span)
     .await
+}
+
+/// The longest line [`serve_io`] reads (the SDK's own limit).
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+const PIPE_BYTES: usize = 64 * 1024;
+const FLUSH_GRACE: Duration = Duration::from_secs(5);
+
+/// Passes the client's well-formed lines to the SDK and turns the others
+/// into parse errors; ends at the client's end of stream, a read error or
+/// an over-long line.
+async fn filter_inbound<R: AsyncRead + Unpin>(
+    read: R,
+    mut to_sdk: DuplexStream,
+    errors: mpsc::Sender<String>,
+) {
+    let mut read = BufReader::new(read);
+    loop {
+        let line = match next_line(&mut read, MAX_LINE_BYTES).await {
+            Ok(Some(line)) => line,
+            Ok(None) => return,
+            Err(err) => {
+                let _ = errors.send(parse_error(&err.to_string())).await;
+                return;
+            }
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Err(err) = serde_json::from_slice::<IgnoredAny>(&line) {
+            tracing::debug!(%err, "a line that is not JSON");
+            if errors.send(parse_error(&err.to_string())).await.is_err() {
+                return;
+            }
+            continue;
+        }
+        if to_sdk.write_all(&line).await.is_err() {
+            return;
+        }
+        if !line.ends_with(b"\n") && to_sdk.write_all(b"\n").await.is_err() {
+            return;
+        }
+    }
+}
+
+/// One line (with its newline, when it has one), `None` at the end of the
+/// stream; an error for a line over `max` bytes.
+async fn next_line<R: AsyncBufRead + Unpin>(
+    read: &mut R,
+    max: usize,
+) -> std::io::Result<Option<Vec<u8>>> {
+    let mut line = Vec::new();
+    loop {
+        let buf = read.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok((!line.is_empty()).then_some(line));
+        }
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if line.len() + take > max {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("a message longer than {max} bytes"),
+            ));
+        }
+        line.extend_from_slice(&buf[..take]);
+        read.consume(take);
+        if done {
+            return Ok(Some(line));
+        }
+    }
+}
+
+/// A JSON-RPC parse error for a message without a usable id.
+fn parse_error(why: &str) -> String {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32700, "message": format!("parse error: {why}")},
+    })
+    .to_string()
+}
+
+/// Writes the SDK's lines and the parse errors to the client, whole lines
+/// only, until the SDK's side ends.
+async fn forward_outbound<W: AsyncWrite + Unpin>(
+    from_sdk: DuplexStream,
+    mut errors: mpsc::Receiver<String>,
+    mut write: W,
+) -> std::io::Result<()> {
+    let mut from_sdk = BufReader::new(from_sdk);
+    // `read_until` keeps what it read in `line` when the other branch wins.
+    let mut line = Vec::new();
+    let mut errors_open = true;
+    loop {
+        tokio::select! {
+            read = from_sdk.read_until(b'\n', &mut line) => {
+                if read? == 0 {
+                    break;
+                }
+                write.write_all(&line).await?;
+                write.flush().await?;
+                line.clear();
+            }
+            error = errors.recv(), if errors_open => match error {
+                Some(text) => {
+                    write.write_all(text.as_bytes()).await?;
+                    write.write_all(b"\n").await?;
+                    write.flush().await?;
+                }
+                None => errors_open = false,
+            },
+        }
+    }
+    if !line.is_empty() {
+        write.write_all(&line).await?;
+    }
+    // Errors sent before the client's stream ended (so before the SDK saw
+    // its end) are in the channel by now.
+    while let Ok(text) = errors.try_recv() {
+        write.write_all(text.as_bytes()).await?;
+        write.write_all(b"\n").await?;
+    }
+    write.flush().await
 }
 
 /// Settings of the Streamable HTTP server.

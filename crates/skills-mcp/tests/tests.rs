@@ -358,6 +358,7 @@ async fn bad_input_gets_errors_and_a_clean_end() {
         init.to_string(),
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(),
         "{not json".to_owned(),
+        "   ".to_owned(),
         r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#.to_owned(),
         r#"{"jsonrpc":"2.0","id":3,"method":"skills/get","params":{"uri":42}}"#.to_owned(),
         r#"{"jsonrpc":"2.0","id":4,"method":"skills/list"}"#.to_owned(),
@@ -368,13 +369,20 @@ async fn bad_input_gets_errors_and_a_clean_end() {
     }
     let mut reader = BufReader::new(client_read).lines();
     let mut answered = std::collections::BTreeMap::new();
-    while answered.len() < 4 {
+    let mut parse_errors = Vec::new();
+    while answered.len() < 4 || parse_errors.is_empty() {
         let line = reader.next_line().await.unwrap().unwrap();
         let value: serde_json::Value = serde_json::from_str(&line).unwrap();
         if let Some(id) = value.get("id").and_then(serde_json::Value::as_i64) {
             answered.insert(id, value);
+        } else if value["id"].is_null() && value.get("error").is_some() {
+            parse_errors.push(value);
         }
     }
+    // The line that is not JSON gets a parse error (id null); the blank line
+    // gets nothing.
+    assert_eq!(parse_errors.len(), 1, "{parse_errors:?}");
+    assert_eq!(parse_errors[0]["error"]["code"], -32700);
     assert_eq!(answered[&2]["error"]["code"], -32601);
     // rmcp cannot type a `skills/get` whose uri is a number: it answers as
     // for an unknown method.
@@ -388,6 +396,34 @@ async fn bad_input_gets_errors_and_a_clean_end() {
     drop(client_write);
     drop(reader);
     assert_eq!(task.await.unwrap(), Ok(()));
+}
+
+/// A line longer than the limit gets a parse error and ends the session
+/// cleanly, without reading the rest of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_over_long_line_gets_a_parse_error_and_ends_the_session() {
+    let dir = fixture();
+    let server = server_for(dir.path(), 100).await;
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    let task = tokio::spawn(async move { serve_io(&server, server_read, server_write).await });
+    let (client_read, mut client_write) = tokio::io::split(client_io);
+    let writer = tokio::spawn(async move {
+        let chunk = vec![b'x'; 1 << 20];
+        for _ in 0..(skills_mcp::MAX_LINE_BYTES >> 20) + 1 {
+            if client_write.write_all(&chunk).await.is_err() {
+                break;
+            }
+        }
+        client_write
+    });
+    let mut lines = BufReader::new(client_read).lines();
+    let answer: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    assert!(answer["id"].is_null());
+    assert_eq!(task.await.unwrap(), Ok(()));
+    drop(writer.await.unwrap());
 }
 
 /// Without `initialize` first, a request is taken as a 2026-07-28 inline
