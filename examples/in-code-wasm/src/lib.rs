@@ -61,7 +61,7 @@ pub fn first_request(user: &str, model: &str) -> Result<String, Error> {
         let mut session = agent.start_session().await?;
         session.push_user(user).await?;
         Ok::<_, Error>(session.build_request())
-    })?;
+    })??;
     Ok(wire::anthropic_messages(&request, model))
 }
 
@@ -69,19 +69,23 @@ pub fn first_request(user: &str, model: &str) -> Result<String, Error> {
 ///
 /// Everything above works on in-code skills, whose futures are ready at once;
 /// polling with a no-op waker is all an executor needs to do for them, and it
-/// keeps this crate free of any runtime on wasm32. A future that returns
-/// `Pending` here would be a provider that does I/O: use your platform's
-/// executor for those.
-fn block_on<F: Future>(future: F) -> F::Output {
+/// keeps this crate free of any runtime on wasm32. A future that is still
+/// pending after a few polls waits on I/O (a provider that does I/O): that is
+/// an error here rather than a spin; use your platform's executor for those.
+fn block_on<F: Future>(future: F) -> Result<F::Output, Error> {
     let mut future = pin!(future);
     let mut cx = Context::from_waker(Waker::noop());
-    loop {
+    for _ in 0..MAX_POLLS {
         if let Poll::Ready(out) = future.as_mut().poll(&mut cx) {
-            return out;
+            return Ok(out);
         }
-        std::hint::spin_loop();
     }
+    Err("the future waits on I/O; run it on an executor".into())
 }
+
+/// Polls [`block_on`] allows: a future that yields once or twice (without
+/// waiting on anything) still completes.
+const MAX_POLLS: usize = 64;
 
 #[cfg(test)]
 mod tests {
@@ -96,6 +100,12 @@ mod tests {
         assert!(system.contains("commit-message"), "{system}");
         assert!(json.contains("What is in sales.csv?"));
         assert!(value["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    }
+
+    #[test]
+    fn a_future_that_waits_is_an_error_not_a_spin() {
+        let err = block_on(std::future::pending::<()>()).expect_err("never ready");
+        assert!(err.to_string().contains("waits on I/O"), "{err}");
     }
 
     #[test]

@@ -1104,7 +1104,7 @@ impl<'c> Run<'c> {
         // after storing the answer that asked for it.
         let mut sub_writer = match writer {
             Some(parent_writer) => {
-                save(session, &mut Some(&mut **parent_writer)).await?;
+                parent_writer.save(session).await.map_err(store_failed)?;
                 let point = parent_writer.fork_point();
                 sub.set_id(fork_session_id(session.id(), point.seq, &fork.skill));
                 let store = Arc::clone(parent_writer.store());
