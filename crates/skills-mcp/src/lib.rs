@@ -15,7 +15,8 @@
 //!
 //! [`serve_stdio`] / [`serve_io`] serve one client over a byte stream;
 //! [`HttpServer`] serves Streamable HTTP (loopback by default; other
-//! addresses only with a bearer token).
+//! addresses, and the run tools on any address, only with a bearer token;
+//! every connection, session and request bounded: see [`HttpOptions`]).
 //!
 //! A key design decision: the MCP SDK moves fast, so it stays inside this
 //! crate. Nothing in the other crates sees an `rmcp` type, and the CLI only
@@ -42,8 +43,10 @@ pub use error::{Error, ErrorKind};
 pub use manifest::{SKILL_BYTE_LIMIT, SKILL_FILE_LIMIT};
 pub use server::{DEFAULT_PAGE_SIZE, DEFAULT_POLL_INTERVAL, SkillsServer, SkillsServerBuilder};
 pub use transport::{
-    DEFAULT_MAX_REQUEST_BYTES, HttpOptions, HttpServer, MAX_LINE_BYTES, TOKEN_ENV, serve_io,
-    serve_stdio,
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    DEFAULT_SHUTDOWN_GRACE, HttpOptions, HttpServer, LOOPBACK_ORIGINS, MAX_JSON_DEPTH,
+    MAX_LINE_BYTES, TOKEN_ENV, serve_io, serve_io_until, serve_stdio, serve_stdio_until,
 };
 pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_uri};
 

@@ -279,6 +279,12 @@ impl SkillsServer {
             .collect()
     }
 
+    /// Whether the run tools are offered (a [`runtime`](SkillsServerBuilder::runtime)
+    /// was given): then a client can run commands on this machine.
+    pub fn runs_commands(&self) -> bool {
+        self.shared.runtime.is_some()
+    }
+
     /// A receiver that sees a new value each time the catalog changes.
     pub fn catalog_changes(&self) -> watch::Receiver<u64> {
         self.shared.changes.subscribe()
