@@ -246,12 +246,14 @@ enum Command {
     /// without it, and the catalog as the server's instructions.
     ///
     /// Over standard input and output by default; over Streamable HTTP at
-    /// http://ADDR/mcp with --http. An address that is not loopback needs a
-    /// bearer token in $SKILLS_MCP_TOKEN (requests without it get 401).
-    /// Changed skills are picked up while serving and announced with
-    /// `notifications/resources/list_changed`. Exit code 0 when the client
-    /// went away (stdio) or on Ctrl-C (HTTP); 1 when the MCP handshake failed;
-    /// 2 for a usage or I/O error.
+    /// http://ADDR/mcp with --http. An address that is not loopback, and the
+    /// run tools (--run) on any address, need a bearer token in
+    /// $SKILLS_MCP_TOKEN (requests without it get 401). Changed skills are
+    /// picked up while serving and announced with
+    /// `notifications/resources/list_changed`. SIGTERM or SIGINT (Ctrl-C)
+    /// end the server after the requests in flight (for at most 10 s). Exit
+    /// code 0 when the client went away (stdio) or on SIGTERM/SIGINT; 1 when
+    /// the MCP handshake failed; 2 for a usage or I/O error.
     #[command(after_help = AFTER_HELP)]
     Mcp {
         /// Serve Streamable HTTP on ADDR (`HOST:PORT`, or a port on
@@ -266,6 +268,8 @@ enum Command {
         /// Look for changed skills every N milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 2000)]
         poll_ms: u64,
+        #[command(flatten)]
+        limits: mcp::HttpFlags,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
@@ -630,6 +634,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             http,
             run,
             poll_ms,
+            limits,
             paths,
         } => {
             let provider = sources.provider(paths)?;
@@ -639,6 +644,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     http,
                     run,
                     poll: std::time::Duration::from_millis(poll_ms),
+                    limits,
                 },
                 provider,
             )

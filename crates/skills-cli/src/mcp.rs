@@ -2,7 +2,9 @@
 //! output or over Streamable HTTP (`--http ADDR`).
 //!
 //! Everything MCP lives in `skills-mcp`; this module picks the transport,
-//! the run runtime and the token, and maps failures to exit codes.
+//! the run runtime, the token and the HTTP limits, ends the server cleanly
+//! on SIGTERM or SIGINT (after the requests in flight, for a bounded time),
+//! and maps failures to exit codes.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -23,7 +25,32 @@ pub(crate) struct McpArgs {
     pub(crate) run: Option<RunMode>,
     /// How often to look for changed skills.
     pub(crate) poll: Duration,
+    /// The HTTP server's origins and limits.
+    pub(crate) limits: HttpFlags,
 }
+
+/// The HTTP server's origins and limits (`skills mcp --http` only).
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct HttpFlags {
+    /// Also accept requests from web pages of ORIGIN (`https://app.example.com`,
+    /// `http://host:*` for any port, or `null`); repeatable. On a loopback
+    /// address, pages of this machine are always accepted; clients that are
+    /// not browsers send no Origin and are not affected.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub(crate) allow_origin: Vec<String>,
+    /// Sessions open at once; at the cap the least recently used idle one
+    /// is closed for a new one.
+    #[arg(long, value_name = "N", default_value_t = skills_mcp::DEFAULT_MAX_SESSIONS)]
+    pub(crate) max_sessions: usize,
+    /// Connections open at once; at the cap the one idle the longest is
+    /// closed for a new one.
+    #[arg(long, value_name = "N", default_value_t = skills_mcp::DEFAULT_MAX_CONNECTIONS)]
+    pub(crate) max_connections: usize,
+}
+
+/// How long `skills mcp` waits, after the server has ended, for work still
+/// running on the runtime (a read from standard input cannot be cancelled).
+const RUNTIME_GRACE: Duration = Duration::from_millis(500);
 
 /// Parses `--http`: `HOST:PORT`, or a bare `PORT` on 127.0.0.1.
 pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
@@ -35,26 +62,39 @@ pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// Runs `skills mcp` until the client goes away (stdio) or until
-/// interrupted (HTTP); returns the exit code.
+/// Runs `skills mcp` until the client goes away (stdio) or until SIGTERM or
+/// SIGINT; returns the exit code.
 pub(crate) fn run(args: McpArgs, provider: Arc<dyn SkillProvider>) -> Result<u8, Failure> {
     // Refused before anything starts.
     let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
     if let Some(addr) = args.http
-        && !addr.ip().is_loopback()
         && token.is_none()
     {
-        return Err(Failure::usage(format!(
-            "refusing to serve on {addr}, which is not a loopback address, without a token: \
-             set {TOKEN_ENV} to a secret; clients then send `Authorization: Bearer <token>`"
-        )));
+        if !addr.ip().is_loopback() {
+            return Err(Failure::usage(format!(
+                "refusing to serve on {addr}, which is not a loopback address, without a \
+                 token: set {TOKEN_ENV} to a secret; clients then send `Authorization: Bearer \
+                 <token>`"
+            )));
+        }
+        if args.run.is_some() {
+            return Err(Failure::usage(format!(
+                "refusing to serve the run tools (--run) over HTTP without a token: any local \
+                 user could run commands through {addr}; set {TOKEN_ENV} to a secret; clients \
+                 then send `Authorization: Bearer <token>`"
+            )));
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
-    runtime.block_on(serve(args, provider, token))
+    let result = runtime.block_on(serve(args, provider, token));
+    // Standard input is read on a blocking thread that no one can wake:
+    // do not wait for it.
+    runtime.shutdown_timeout(RUNTIME_GRACE);
+    result
 }
 
 async fn serve(
@@ -75,7 +115,7 @@ async fn serve(
         .await
         .map_err(|err| Failure::usage(err.to_string()))?;
     let result = match args.http {
-        None => skills_mcp::serve_stdio(&server)
+        None => skills_mcp::serve_stdio_until(&server, shutdown_signal())
             .await
             .map(|()| 0)
             .map_err(|err| Failure {
@@ -84,12 +124,20 @@ async fn serve(
                 broken_pipe: false,
             }),
         Some(addr) => {
-            let http = HttpServer::bind(server, HttpOptions::new(addr).token(token))
+            let mut options = HttpOptions::new(addr)
+                .token(token)
+                .max_sessions(args.limits.max_sessions)
+                .max_connections(args.limits.max_connections);
+            for origin in args.limits.allow_origin {
+                options = options.allow_origin(origin);
+            }
+            let http = HttpServer::bind(server, options)
                 .await
                 .map_err(|err| Failure::usage(err.to_string()))?;
             // The bound address, for scripts that asked for port 0.
             eprintln!("skills mcp: listening on http://{}/mcp", http.local_addr());
-            let _ = tokio::signal::ctrl_c().await;
+            shutdown_signal().await;
+            tracing::info!("shutting down: finishing the requests in flight");
             http.shutdown().await;
             Ok(0)
         }
@@ -98,4 +146,32 @@ async fn serve(
         let _ = std::fs::remove_dir_all(&root);
     }
     result
+}
+
+/// Completes on SIGTERM (what `kill`, systemd and container runtimes send)
+/// or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = terminate.recv() => tracing::debug!("SIGTERM"),
+                    () = interrupted() => tracing::debug!("SIGINT"),
+                }
+                return;
+            }
+            Err(err) => tracing::warn!(error = %err, "cannot watch for SIGTERM; SIGINT only"),
+        }
+    }
+    interrupted().await;
+}
+
+/// Completes on SIGINT; never, when it cannot be watched.
+async fn interrupted() {
+    if let Err(err) = tokio::signal::ctrl_c().await {
+        tracing::warn!(error = %err, "cannot watch for SIGINT");
+        std::future::pending::<()>().await;
+    }
 }
