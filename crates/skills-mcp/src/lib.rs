@@ -35,6 +35,7 @@
 
 mod error;
 mod manifest;
+mod resource_cache;
 mod server;
 mod transport;
 mod uri;

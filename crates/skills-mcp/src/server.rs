@@ -27,6 +27,7 @@ use tracing::Instrument as _;
 
 use crate::error::{Error, ErrorKind as McpErrorKind};
 use crate::manifest::{ManifestError, Manifests};
+use crate::resource_cache::ResourceCache;
 use crate::uri::{SKILL_MD, SkillUri};
 
 /// Skills per page of `skills/list` and `resources/list` by default.
@@ -133,6 +134,7 @@ impl SkillsServerBuilder {
             agent,
             tools,
             manifests: Manifests::default(),
+            files: ResourceCache::default(),
             page_size: self.page_size,
             poll_interval: self.poll_interval,
             changes,
@@ -189,6 +191,8 @@ struct Shared {
     catalog: RwLock<Catalog>,
     instructions: RwLock<String>,
     manifests: Manifests,
+    /// Small files, per skill snapshot, for `resources/read`.
+    files: ResourceCache,
     page_size: usize,
     poll_interval: Duration,
     /// Bumped on every catalog change.
@@ -591,8 +595,10 @@ impl ServerHandler for SkillsServer {
             };
             (bytes, "text/markdown".to_owned())
         } else {
-            let file = provider
-                .read_resource_bytes(&uri.name, &uri.path)
+            let file = self
+                .shared
+                .files
+                .read(provider, &uri.name, &uri.path)
                 .await
                 .map_err(|err| match err.kind() {
                     ErrorKind::SkillNotFound
