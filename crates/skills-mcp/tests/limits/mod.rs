@@ -260,20 +260,24 @@ async fn slowloris_connections_do_not_lock_out_a_real_client() {
     let session = open_session(addr).await;
     assert_eq!(ping(addr, &session).await.status, 200);
     assert!(http.open_connections() <= 16, "{}", http.open_connections());
-    // Most of the slow connections were closed by the server.
-    let mut closed = 0;
-    for stream in &mut loris {
-        let mut byte = [0u8; 1];
-        if let Ok(Ok(0)) =
-            tokio::time::timeout(Duration::from_millis(50), stream.read(&mut byte)).await
-        {
-            closed += 1;
+    // All but a few of the slow connections were closed by the server (the
+    // closes travel on their own: look until they have all arrived).
+    let mut open = loris;
+    live("the slow connections closing", async {
+        while open.len() > 20 {
+            let mut still = Vec::new();
+            for mut stream in open {
+                let mut byte = [0u8; 1];
+                let read = tokio::time::timeout(Duration::from_millis(1), stream.read(&mut byte));
+                match read.await {
+                    Ok(Ok(0) | Err(_)) => {}
+                    _ => still.push(stream),
+                }
+            }
+            open = still;
         }
-    }
-    assert!(
-        closed >= 180,
-        "only {closed} of 200 slow connections were closed"
-    );
+    })
+    .await;
     http.shutdown().await;
 }
 
