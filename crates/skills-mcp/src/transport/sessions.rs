@@ -27,6 +27,9 @@ use rmcp::transport::streamable_http_server::session::{
     ServerSseMessage, SessionId, SessionManager,
 };
 
+/// How long an eviction waits for the evicted session to close.
+const CLOSE_WAIT: Duration = Duration::from_secs(1);
+
 tokio::task_local! {
     /// Set by [`BoundedSessions::create_session`] when it refused a session,
     /// for the request handler that called it (same task) to answer `503`.
@@ -187,7 +190,17 @@ impl SessionManager for BoundedSessions {
             };
             tracing::info!(session = %victim, max = self.max, "too many MCP sessions: closing the least recently used idle one");
             self.table().remove(&victim);
-            self.inner.close_session(&victim).await?;
+            // The session is idle, so its worker answers at once; a worker
+            // that does not is left to its idle timeout.
+            match tokio::time::timeout(CLOSE_WAIT, self.inner.close_session(&victim)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(err)) => {
+                    tracing::debug!(session = %victim, error = %err, "closing an evicted session failed")
+                }
+                Err(_) => {
+                    tracing::debug!(session = %victim, "an evicted session did not close in time")
+                }
+            }
         }
         let (id, transport) = self.inner.create_session().await?;
         let activity = Activity {
