@@ -12,12 +12,19 @@
 //! no skill alive and cannot be mistaken for a newer one at the same
 //! address.
 //!
+//! A file is kept as `resources/read` serves it (text, or base64 for a
+//! binary file), so the UTF-8 and binary checks and the encoding run once
+//! per snapshot rather than on every read.
+//!
 //! Bounded: files up to [`MAX_CACHED_FILE_BYTES`], [`CACHE_BYTES`] in all,
 //! the least recently read dropped first.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
+use rmcp::model::ResourceContents;
 use skills_core::{ResourceBytes, Skill, SkillProvider};
 
 /// Largest file kept in memory; larger ones are read from the provider on
@@ -44,8 +51,54 @@ struct State {
 #[derive(Debug)]
 struct Entry {
     snapshot: Weak<Skill>,
-    file: ResourceBytes,
+    file: Arc<ServedFile>,
     used: u64,
+}
+
+/// A file as `resources/read` serves it.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ServedFile {
+    form: Form,
+    mime: String,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Form {
+    /// UTF-8 text without NUL bytes.
+    Text(String),
+    /// Anything else, base64-encoded.
+    Blob(String),
+}
+
+impl ServedFile {
+    /// Text when the bytes are UTF-8 and do not look binary
+    /// ([`skills_core::looks_binary`]), else a base64 blob.
+    fn new(file: &ResourceBytes) -> Self {
+        let form = match std::str::from_utf8(&file.bytes) {
+            Ok(text) if !skills_core::looks_binary(&file.bytes) => Form::Text(text.to_owned()),
+            _ => Form::Blob(BASE64_STANDARD.encode(&file.bytes)),
+        };
+        Self {
+            form,
+            mime: file.mime.clone(),
+        }
+    }
+
+    /// The `resources/read` contents for `uri`.
+    pub(crate) fn contents(&self, uri: String) -> ResourceContents {
+        match &self.form {
+            Form::Text(text) => ResourceContents::text(text.as_str(), uri),
+            Form::Blob(blob) => ResourceContents::blob(blob.as_str(), uri),
+        }
+        .with_mime_type(self.mime.as_str())
+    }
+
+    /// Bytes held.
+    fn size(&self) -> usize {
+        match &self.form {
+            Form::Text(s) | Form::Blob(s) => s.len(),
+        }
+    }
 }
 
 impl ResourceCache {
@@ -61,14 +114,15 @@ impl ResourceCache {
         provider: &dyn SkillProvider,
         name: &str,
         path: &str,
-    ) -> Result<ResourceBytes, skills_core::Error> {
+    ) -> Result<Arc<ServedFile>, skills_core::Error> {
         let snapshot = provider.get(name).await?;
         if let Some(file) = self.hit(name, path, &snapshot) {
             return Ok(file);
         }
-        let file = provider.read_resource_bytes(name, path).await?;
-        if file.bytes.len() <= MAX_CACHED_FILE_BYTES {
-            self.insert(name, path, &snapshot, file.clone());
+        let bytes = provider.read_resource_bytes(name, path).await?;
+        let file = Arc::new(ServedFile::new(&bytes));
+        if bytes.bytes.len() <= MAX_CACHED_FILE_BYTES {
+            self.insert(name, path, &snapshot, Arc::clone(&file));
         }
         Ok(file)
     }
@@ -77,7 +131,7 @@ impl ResourceCache {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn hit(&self, name: &str, path: &str, snapshot: &Arc<Skill>) -> Option<ResourceBytes> {
+    fn hit(&self, name: &str, path: &str, snapshot: &Arc<Skill>) -> Option<Arc<ServedFile>> {
         let mut state = self.state();
         state.clock += 1;
         let clock = state.clock;
@@ -86,11 +140,11 @@ impl ResourceCache {
             return None;
         }
         entry.used = clock;
-        Some(entry.file.clone())
+        Some(Arc::clone(&entry.file))
     }
 
-    fn insert(&self, name: &str, path: &str, snapshot: &Arc<Skill>, file: ResourceBytes) {
-        let size = file.bytes.len();
+    fn insert(&self, name: &str, path: &str, snapshot: &Arc<Skill>, file: Arc<ServedFile>) {
+        let size = file.size();
         let mut state = self.state();
         // A file read under an older snapshot goes, whatever its size.
         if let Some(old) = state
@@ -98,7 +152,7 @@ impl ResourceCache {
             .get_mut(name)
             .and_then(|files| files.remove(path))
         {
-            state.bytes -= old.file.bytes.len();
+            state.bytes -= old.file.size();
         }
         while state.bytes + size > CACHE_BYTES && state.evict_least_recent() {}
         if state.bytes + size > CACHE_BYTES {
@@ -133,7 +187,7 @@ impl State {
         };
         if let Some(files) = self.skills.get_mut(&name) {
             if let Some(entry) = files.remove(&path) {
-                self.bytes -= entry.file.bytes.len();
+                self.bytes -= entry.file.size();
             }
             if files.is_empty() {
                 self.skills.remove(&name);
@@ -213,12 +267,16 @@ mod tests {
             reads: AtomicUsize::new(0),
         };
         let cache = ResourceCache::default();
+        let text = |file: &ServedFile| match &file.form {
+            Form::Text(text) => text.clone(),
+            Form::Blob(_) => panic!("a text file served as a blob"),
+        };
         for _ in 0..3 {
             let file = cache
                 .read(&counting, "pdf", "notes.md")
                 .await
                 .expect("read");
-            assert_eq!(&file.bytes[..], b"first");
+            assert_eq!(text(&file), "first");
         }
         assert_eq!(counting.reads.load(Ordering::SeqCst), 1);
         for _ in 0..2 {
@@ -234,10 +292,31 @@ mod tests {
             .read(&counting, "pdf", "notes.md")
             .await
             .expect("read");
-        assert_eq!(&file.bytes[..], b"second");
+        assert_eq!(text(&file), "second");
         assert_eq!(counting.reads.load(Ordering::SeqCst), 4);
         assert!(cache.read(&counting, "pdf", "missing.md").await.is_err());
         assert!(cache.read(&counting, "nope", "notes.md").await.is_err());
+    }
+
+    #[test]
+    fn binary_files_are_served_as_base64_and_text_as_text() {
+        let path = skills_core::ResourcePath::parse("a.bin").expect("a path");
+        let served =
+            |bytes: &[u8]| ServedFile::new(&ResourceBytes::new(path.clone(), bytes.to_vec()));
+        assert_eq!(
+            served(b"plain text\n").form,
+            Form::Text("plain text\n".to_owned())
+        );
+        assert_eq!(
+            served(b"nul\0inside").form,
+            Form::Blob("bnVsAGluc2lkZQ==".to_owned())
+        );
+        assert_eq!(served(b"\xff\xfe").form, Form::Blob("//4=".to_owned()));
+        let contents = served(b"hi").contents("skill://pdf/a.bin".to_owned());
+        assert_eq!(
+            serde_json::to_value(&contents).expect("serializes")["text"],
+            "hi"
+        );
     }
 
     #[tokio::test]
@@ -245,10 +324,10 @@ mod tests {
         let cache = ResourceCache::default();
         let skill = provider("x").get("pdf").await.expect("the skill");
         let file = |n: usize| {
-            ResourceBytes::new(
-                skills_core::ResourcePath::parse("a.bin").expect("a path"),
-                vec![0u8; n],
-            )
+            Arc::new(ServedFile {
+                form: Form::Text("x".repeat(n)),
+                mime: "text/plain".to_owned(),
+            })
         };
         let quarter = CACHE_BYTES / 4;
         for i in 0..4 {

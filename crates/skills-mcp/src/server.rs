@@ -606,7 +606,7 @@ impl ServerHandler for SkillsServer {
                     | ErrorKind::InvalidPath => not_found(err.message()),
                     _ => McpError::internal_error(err.to_string(), None),
                 })?;
-            (file.bytes, file.mime)
+            return Ok(ReadResourceResult::new(vec![file.contents(request.uri.clone())]).into());
         };
         let contents = match std::str::from_utf8(&bytes) {
             Ok(text) if !skills_core::looks_binary(&bytes) => {

@@ -12,6 +12,7 @@
 
 use std::cell::Cell;
 use std::convert::Infallible;
+use std::future::Future as _;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -545,8 +546,15 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<BoxedBo
         return unauthorized();
     }
     let (parts, body) = request.into_parts();
-    let limited = Limited::new(body, shared.max_request_bytes).collect();
-    let body = match tokio::time::timeout(shared.body_read_timeout, limited).await {
+    let mut collect = std::pin::pin!(Limited::new(body, shared.max_request_bytes).collect());
+    // A small body usually came with the headers: only a body still on its
+    // way needs a timer.
+    let first = std::future::poll_fn(|cx| Poll::Ready(collect.as_mut().poll(cx))).await;
+    let read = match first {
+        Poll::Ready(read) => Ok(read),
+        Poll::Pending => tokio::time::timeout(shared.body_read_timeout, collect).await,
+    };
+    let body = match read {
         Ok(Ok(body)) => body.to_bytes(),
         Ok(Err(err)) if err.is::<http_body_util::LengthLimitError>() => {
             return plain(
