@@ -11,6 +11,7 @@
 //! sessions ([`sessions`](super::sessions)).
 
 use std::cell::Cell;
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future as _;
 use std::net::SocketAddr;
@@ -81,6 +82,12 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 
 /// The environment variable `skills mcp --http` reads its bearer token from.
 pub const TOKEN_ENV: &str = "SKILLS_MCP_TOKEN";
+
+/// How many times the headers of an event stream answering a POST let the
+/// runtime run other tasks (those producing the answer) while they wait for
+/// its first message, to leave in the same write. A count, not a timer: a
+/// timer per request cost more than the write it saves.
+const COALESCE_YIELDS: u32 = 8;
 
 /// How long a refused connection is given to read its `503`.
 const REFUSAL_GRACE: Duration = Duration::from_secs(1);
@@ -531,12 +538,23 @@ async fn handle(
     // Event streams (`GET`) last as long as their session: a shutdown
     // waits for the other requests only.
     let in_flight = (request.method() != Method::GET).then(|| shared.in_flight.enter());
-    let response = answer(request, shared).await;
-    response.map(|body| Answer {
+    let post = request.method() == Method::POST;
+    let (parts, body) = answer(request, shared).await.into_parts();
+    let mut answer = Answer {
+        held: VecDeque::new(),
+        ended: false,
         body,
         _busy: busy,
         _in_flight: in_flight,
-    })
+    };
+    let event_stream = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if post && event_stream {
+        answer.hold_first_frames().await;
+    }
+    Response::from_parts(parts, answer)
 }
 
 type BoxedBody = BoxBody<Bytes, Infallible>;
@@ -606,9 +624,45 @@ async fn answer(request: Request<Incoming>, shared: &Shared) -> Response<BoxedBo
 /// A response body that holds the connection's busy mark and the request's
 /// place in flight until hyper drops it (written, or the peer went away).
 struct Answer {
+    /// Frames taken from `body` before the headers went out.
+    held: VecDeque<Frame<Bytes>>,
+    /// `body` ended while its frames were held.
+    ended: bool,
     body: BoxedBody,
     _busy: connections::Busy,
     _in_flight: Option<connections::Request>,
+}
+
+impl Answer {
+    /// Holds the first frames of an event stream answering a POST (the
+    /// SDK's priming event, then the message) for [`COALESCE_YIELDS`] turns,
+    /// so that the headers, both frames and usually the end of the stream
+    /// leave in one write: one packet and one wake-up of the client instead
+    /// of two. An answer that takes longer goes out as it comes.
+    async fn hold_first_frames(&mut self) {
+        let mut yields = 0;
+        while self.held.len() < 2 {
+            let mut next = std::pin::pin!(self.body.frame());
+            let frame = loop {
+                match std::future::poll_fn(|cx| Poll::Ready(next.as_mut().poll(cx))).await {
+                    Poll::Ready(frame) => break frame,
+                    Poll::Pending if yields < COALESCE_YIELDS => {
+                        yields += 1;
+                        tokio::task::yield_now().await;
+                    }
+                    Poll::Pending => return,
+                }
+            };
+            match frame {
+                Some(Ok(frame)) => self.held.push_back(frame),
+                Some(Err(never)) => match never {},
+                None => {
+                    self.ended = true;
+                    return;
+                }
+            }
+        }
+    }
 }
 
 impl Body for Answer {
@@ -619,15 +673,28 @@ impl Body for Answer {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Pin::new(&mut self.get_mut().body).poll_frame(cx)
+        let this = self.get_mut();
+        if let Some(frame) = this.held.pop_front() {
+            return Poll::Ready(Some(Ok(frame)));
+        }
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        Pin::new(&mut this.body).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
+        self.held.is_empty() && (self.ended || self.body.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
+        if !self.held.is_empty() {
+            SizeHint::default()
+        } else if self.ended {
+            SizeHint::with_exact(0)
+        } else {
+            self.body.size_hint()
+        }
     }
 }
 
