@@ -7,6 +7,11 @@
 //! written as it is, then the client hangs up. The server must answer or
 //! drop each message and then end: no panic, no hang (libFuzzer's timeout
 //! catches one).
+//!
+//! With the handshake, a `ping` with a known id follows the fuzzed bytes on
+//! a line of its own, and its answer must come back: nothing the bytes hold
+//! (a line nested too deep, bad UTF-8, a message of the wrong shape) may
+//! stall the session.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -16,6 +21,8 @@ use libfuzzer_sys::fuzz_target;
 use skills_core::{InCodeProvider, SkillProvider, define_skill};
 use skills_mcp::{SkillsServer, serve_io};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const PROBE: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":\"fuzz-probe\",\"method\":\"ping\"}\n";
 
 const INIT: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"fuzz\",\"version\":\"1\"}}}\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
 
@@ -72,19 +79,39 @@ fuzz_target!(|data: &[u8]| {
         let (mut client_read, mut client_write) = tokio::io::split(client);
         // Drain the answers while writing, so a full pipe never blocks the server.
         let drain = tokio::spawn(async move {
-            let mut sink = Vec::new();
-            let _ = client_read.read_to_end(&mut sink).await;
+            let mut answers = Vec::new();
+            let _ = client_read.read_to_end(&mut answers).await;
+            answers
         });
-        if mode & 1 == 1 {
+        let handshake = mode & 1 == 1;
+        if handshake {
             let _ = client_write.write_all(INIT).await;
         }
         let _ = client_write.write_all(rest).await;
         let _ = client_write.write_all(b"\n").await;
+        if handshake {
+            let _ = client_write.write_all(PROBE).await;
+        }
         // The client hangs up (a split half only closes the pipe this way).
         let _ = client_write.shutdown().await;
         drop(client_write);
         // The handshake may fail on garbage (an error, not a panic).
         let _ = session.await.expect("the session task does not panic");
-        drain.abort();
+        let answers = drain.await.expect("the reader does not panic");
+        if handshake && !probe_answered(&answers) {
+            panic!(
+                "the ping after the fuzzed bytes got no answer:\n{}",
+                String::from_utf8_lossy(&answers)
+            );
+        }
     });
 });
+
+/// Whether an answer to the probe `ping` is among the answers: a line that
+/// is a JSON object with the probe's id.
+fn probe_answered(answers: &[u8]) -> bool {
+    answers.split(|&b| b == b'\n').any(|line| {
+        serde_json::from_slice::<serde_json::Value>(line)
+            .is_ok_and(|answer| answer["id"] == "fuzz-probe")
+    })
+}
