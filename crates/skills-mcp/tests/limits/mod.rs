@@ -23,6 +23,17 @@ async fn live<F: std::future::Future>(what: &str, future: F) -> F::Output {
         .unwrap_or_else(|_| panic!("hung: {what}"))
 }
 
+/// [`HttpServer`] on a free loopback port over the fixture, with `options`.
+async fn serve(
+    options: impl FnOnce(HttpOptions) -> HttpOptions,
+) -> (tempfile::TempDir, HttpServer) {
+    let dir = fixture();
+    let server = server_for(dir.path(), 100).await;
+    let options = options(HttpOptions::new("127.0.0.1:0".parse().unwrap()));
+    let http = HttpServer::bind(server, options).await.unwrap();
+    (dir, http)
+}
+
 /// One answer read to the end of a `Connection: close` exchange.
 #[derive(Debug)]
 struct Reply {
@@ -156,14 +167,7 @@ async fn hold_event_stream(addr: SocketAddr, session: &str) -> TcpStream {
 /// client gets 404 (its cue to start again).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_flood_evicts_idle_sessions_and_spares_busy_ones() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap()).max_sessions(8),
-    )
-    .await
-    .unwrap();
+    let (_dir, http) = serve(|options| options.max_sessions(8)).await;
     let addr = http.local_addr();
     let busy = open_session(addr).await;
     let _stream = hold_event_stream(addr, &busy).await;
@@ -193,14 +197,7 @@ async fn a_session_flood_evicts_idle_sessions_and_spares_busy_ones() {
 /// gets 503 with `Retry-After`, and the busy sessions keep working.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_session_is_refused_when_every_session_is_busy() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap()).max_sessions(2),
-    )
-    .await
-    .unwrap();
+    let (_dir, http) = serve(|options| options.max_sessions(2)).await;
     let addr = http.local_addr();
     let mut held = Vec::new();
     let mut sessions = Vec::new();
@@ -237,16 +234,12 @@ async fn a_new_session_is_refused_when_every_session_is_busy() {
 /// are closed to make room, and the server never holds more than 16.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slowloris_connections_do_not_lock_out_a_real_client() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap())
+    let (_dir, http) = serve(|options| {
+        options
             .max_connections(16)
-            .header_read_timeout(Duration::from_secs(3600)),
-    )
-    .await
-    .unwrap();
+            .header_read_timeout(Duration::from_secs(3600))
+    })
+    .await;
     let addr = http.local_addr();
     let mut loris = Vec::new();
     for _ in 0..200 {
@@ -285,15 +278,8 @@ async fn slowloris_connections_do_not_lock_out_a_real_client() {
 /// closed by the server once the timeout passes (no cap involved).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_connection_that_never_finishes_its_headers_is_closed() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap())
-            .header_read_timeout(Duration::from_millis(200)),
-    )
-    .await
-    .unwrap();
+    let (_dir, http) =
+        serve(|options| options.header_read_timeout(Duration::from_millis(200))).await;
     let mut stream = TcpStream::connect(http.local_addr()).await.unwrap();
     stream
         .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
@@ -322,15 +308,7 @@ async fn a_connection_that_never_finishes_its_headers_is_closed() {
 /// 408 once the timeout passes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_never_arrives_gets_408() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap())
-            .body_read_timeout(Duration::from_millis(200)),
-    )
-    .await
-    .unwrap();
+    let (_dir, http) = serve(|options| options.body_read_timeout(Duration::from_millis(200))).await;
     let mut stream = TcpStream::connect(http.local_addr()).await.unwrap();
     stream
         .write_all(
@@ -349,14 +327,7 @@ async fn a_body_that_never_arrives_gets_408() {
 /// open): a new connection gets 503 at once instead of waiting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_new_connection_is_refused_when_every_connection_is_busy() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap()).max_connections(2),
-    )
-    .await
-    .unwrap();
+    let (_dir, http) = serve(|options| options.max_connections(2)).await;
     let addr = http.local_addr();
     let session = open_session(addr).await;
     let _one = hold_event_stream(addr, &session).await;
@@ -371,14 +342,7 @@ async fn a_new_connection_is_refused_when_every_connection_is_busy() {
 /// without `Origin` are served; any other origin gets 403, unless allowed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_origins_are_refused() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(
-        server,
-        HttpOptions::new("127.0.0.1:0".parse().unwrap()).allow_origin("https://app.example.com"),
-    )
-    .await
-    .unwrap();
+    let (dir, http) = serve(|options| options.allow_origin("https://app.example.com")).await;
     let addr = http.local_addr();
     let status = |origin: Option<&'static str>| {
         let body = initialize_body();
@@ -420,11 +384,7 @@ async fn foreign_origins_are_refused() {
 /// A shutdown lets a request in flight finish: its answer arrives in full.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn shutdown_waits_for_requests_in_flight() {
-    let dir = fixture();
-    let server = server_for(dir.path(), 100).await;
-    let http = HttpServer::bind(server, HttpOptions::new("127.0.0.1:0".parse().unwrap()))
-        .await
-        .unwrap();
+    let (_dir, http) = serve(|options| options).await;
     let addr = http.local_addr();
     let session = open_session(addr).await;
     // A request whose body is still on its way when the shutdown starts.
