@@ -12,7 +12,7 @@ use crate::message::{Message, ToolCall};
 use crate::model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, StopReason, Usage,
 };
-use crate::request::ModelRequest;
+use crate::request::{CacheStrategy, ModelRequest};
 use crate::wire::{self, AnthropicOptions};
 
 /// The `anthropic-version` header the adapter sends.
@@ -21,7 +21,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// A model behind the Anthropic Messages API.
 ///
 /// It posts [`wire::anthropic_messages_with`]'s bytes (with `cache_control`
-/// on the engine's cache breakpoints, at most four) with `x-api-key` and
+/// on the engine's cache breakpoints, at most four: its
+/// [`Model::cache_strategy`] is [`CacheStrategy::Anthropic`], so sessions
+/// place them without being told) with `x-api-key` and
 /// `anthropic-version: 2023-06-01`. Streaming reads `message_start`,
 /// `content_block_start` / `_delta` (`text_delta`, `input_json_delta`) /
 /// `_stop`, `message_delta`, `message_stop`, `ping` and `error`; a tool
@@ -111,6 +113,13 @@ impl Anthropic {
 impl Model for Anthropic {
     fn name(&self) -> &str {
         &self.endpoint.name
+    }
+
+    /// Anthropic caches only at `cache_control` markers: the engine places
+    /// its four breakpoints (tools, system, the previous and the latest
+    /// turn).
+    fn cache_strategy(&self) -> CacheStrategy {
+        CacheStrategy::Anthropic
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
