@@ -1311,6 +1311,96 @@ async fn openai_requests_carry_no_cache_markers() {
     assert!(!server.received()[0].body.contains("cache_control"));
 }
 
+/// A server that knows only `/v1/...` paths: anything else is a plain
+/// 404, as Ollama or an HTTP router answers.
+fn only_v1(request: &Received) -> Option<Reply> {
+    (!request.path.starts_with("/v1/")).then(|| Reply {
+        status: 404,
+        headers: vec![("content-type".into(), "text/plain".into())],
+        body: b"404 page not found".to_vec(),
+        piece: 0,
+        drop: false,
+        delay: Duration::ZERO,
+    })
+}
+
+/// A base URL of the wrong form: the 404 names the URL tried and the fix,
+/// and the unambiguous Anthropic `/v1` form is accepted.
+#[tokio::test]
+async fn base_url_mistakes_name_the_url_and_the_fix() {
+    let server = Server::start_gated(Vec::new(), only_v1).await;
+    // OpenAI without /v1.
+    let model = OpenAiChat::new(&server.base, "k", "gpt-test").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert_eq!(error.kind(), ModelErrorKind::Request);
+    assert_eq!(error.status(), Some(404));
+    assert_eq!(
+        error.message(),
+        format!(
+            "404 page not found (POST {0}/chat/completions); the base URL usually ends in /v1: \
+             try {0}/v1",
+            server.base
+        )
+    );
+    let model =
+        OpenAiResponses::new(format!("{}/", server.base), "k", "gpt-test").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert!(
+        error
+            .message()
+            .contains(&format!("(POST {}/responses)", server.base)),
+        "{error}"
+    );
+
+    // Anthropic with /v1: taken as meant.
+    let server = Server::start_gated(
+        vec![Reply::json(
+            200,
+            json!({"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}),
+        )],
+        only_v1,
+    )
+    .await;
+    let model = Anthropic::new(format!("{}/v1/", server.base), "k", "m").with_http(fast());
+    assert_eq!(model.url(), format!("{}/v1/messages", server.base));
+    let answer = model.complete(&conversation(0)).await.expect("answer");
+    assert_eq!(answer.message.content, "ok");
+    assert_eq!(server.received()[0].path, "/v1/messages");
+
+    // Anthropic at a wrong root.
+    let model = Anthropic::new(format!("{}/api", server.base), "k", "m").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert!(
+        error.message().ends_with(
+            "/api/v1/messages); the base URL should be the server's root, without /v1: \
+             requests go to the base URL + /v1/messages"
+        ),
+        "{error}"
+    );
+}
+
+/// A refused connection names the URL and what to check.
+#[tokio::test]
+async fn a_refused_connection_names_the_url() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr");
+    drop(listener);
+    let model = Anthropic::new(format!("http://user:secret@{address}"), "k", "m")
+        .with_http(fast().max_retries(0));
+    let error = model.complete(&conversation(0)).await.expect_err("refused");
+    assert_eq!(error.kind(), ModelErrorKind::Connection);
+    let message = error.message();
+    assert!(
+        message.starts_with(&format!("cannot connect to http://{address}/v1/messages: ")),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("; is the server running, and is the base URL right?"),
+        "{message}"
+    );
+    assert!(!message.contains("secret"), "{message}");
+}
+
 #[tokio::test]
 async fn no_retries_when_turned_off() {
     let server = Server::start(vec![Reply::json(

@@ -16,6 +16,7 @@ use serde::Deserialize;
 use sse_stream::SseByteStream;
 use tracing::Instrument;
 
+use super::route::Route;
 use crate::model::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry};
 
 /// Timeouts and retries of an HTTP adapter.
@@ -161,8 +162,8 @@ pub(crate) trait StreamDecoder: Default + Send {
 pub(crate) struct Endpoint {
     /// `provider:model`, for logs and [`crate::Model::name`].
     pub(crate) name: String,
-    /// The full URL requests are posted to.
-    pub(crate) url: String,
+    /// The URL requests are posted to, and what it was made from.
+    pub(crate) route: Route,
     /// Headers sent with every request (authentication, versions), as
     /// `(name, value)` pairs; checked when a call is made.
     pub(crate) headers: Vec<(&'static str, String)>,
@@ -177,7 +178,7 @@ impl std::fmt::Debug for Endpoint {
         let headers: Vec<&str> = self.headers.iter().map(|(name, _)| *name).collect();
         f.debug_struct("Endpoint")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &self.route.shown())
             .field("headers", &headers)
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -185,11 +186,11 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint posting to `url`.
-    pub(crate) fn new(name: String, url: String, headers: Vec<(&'static str, String)>) -> Self {
+    /// An endpoint posting to `route`.
+    pub(crate) fn new(name: String, route: Route, headers: Vec<(&'static str, String)>) -> Self {
         Self {
             name,
-            url,
+            route,
             headers,
             options: HttpOptions::default(),
             client: Mutex::new(None),
@@ -200,6 +201,11 @@ impl Endpoint {
     pub(crate) fn set_options(&mut self, options: HttpOptions) {
         self.options = options;
         *self.client.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The URL requests are posted to.
+    pub(crate) fn url(&self) -> &str {
+        &self.route.url
     }
 
     fn client(&self) -> Result<reqwest::Client, ModelError> {
@@ -260,7 +266,7 @@ impl Endpoint {
         let headers = self.headers(streaming).map_err(Failure::fatal)?;
         let started = Instant::now();
         let sent = client
-            .post(&self.url)
+            .post(&self.route.url)
             .headers(headers)
             .body(body.clone())
             .send()
@@ -268,8 +274,16 @@ impl Endpoint {
         let response = match sent {
             Ok(response) => response,
             Err(error) => {
-                tracing::debug!(error = %error, elapsed_ms = elapsed_ms(started), "model call failed");
-                return Err(Failure::transport(&error));
+                // Not `error` itself: its message shows the URL's user info.
+                tracing::debug!(error = %causes(&error), elapsed_ms = elapsed_ms(started), "model call failed");
+                let mut failure = Failure::transport(&error, &self.route.shown());
+                if error.is_connect() {
+                    failure.error = ModelError::new(
+                        failure.error.kind(),
+                        self.route.connect_message(&causes(&error)),
+                    );
+                }
+                return Err(failure);
             }
         };
         let status = response.status().as_u16();
@@ -284,7 +298,15 @@ impl Endpoint {
         }
         let retry_after = retry_after(response.headers(), SystemTime::now());
         let text = response.bytes().await.unwrap_or_default();
-        Err(Failure::status(status, &text, retry_after))
+        let mut failure = Failure::status(status, &text, retry_after);
+        if status == 404 || status == 405 {
+            failure.error = ModelError::new(
+                failure.error.kind(),
+                self.route.not_found_message(failure.error.message()),
+            )
+            .with_status(status);
+        }
+        Err(failure)
     }
 
     /// Decides whether `failure` is retried after `retries` retries: the
@@ -340,8 +362,8 @@ impl Failure {
         }
     }
 
-    fn transport(error: &reqwest::Error) -> Self {
-        Self::retryable(transport_error(error))
+    fn transport(error: &reqwest::Error, url: &str) -> Self {
+        Self::retryable(transport_error(error, url))
     }
 
     fn status(status: u16, body: &[u8], retry_after: Option<Duration>) -> Self {
@@ -378,13 +400,22 @@ impl Failure {
     }
 }
 
-fn transport_error(error: &reqwest::Error) -> ModelError {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
+/// A failure of the connection or of reading the body, with the URL `url`
+/// as [`Route::shown`] gives it (reqwest's own message would show user
+/// info and query).
+fn transport_error(error: &reqwest::Error, url: &str) -> ModelError {
+    let what = if error.is_timeout() {
+        "the request timed out"
+    } else if error.is_body() || error.is_decode() {
+        "reading the answer failed"
+    } else {
+        "the request failed"
+    };
+    let mut message = format!("{what} (POST {url})");
+    let causes = causes(error);
+    if !causes.is_empty() {
         message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
+        message.push_str(&causes);
     }
     let kind = if error.is_timeout() {
         ModelErrorKind::Timeout
@@ -392,6 +423,18 @@ fn transport_error(error: &reqwest::Error) -> ModelError {
         ModelErrorKind::Connection
     };
     ModelError::new(kind, message)
+}
+
+/// The chain of `error`'s sources, joined with `: ` (without `error`'s own
+/// message, which repeats the URL).
+fn causes(error: &reqwest::Error) -> String {
+    let mut out = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        out.push(cause.to_string());
+        source = cause.source();
+    }
+    out.join(": ")
 }
 
 /// The error kind of an HTTP status that is not a success.
@@ -571,7 +614,10 @@ pub(crate) async fn complete<P: Protocol>(
             let result = async {
                 let response = endpoint.attempt(&client, &body, false).await?;
                 let started = Instant::now();
-                let bytes = response.bytes().await.map_err(|e| Failure::transport(&e))?;
+                let bytes = response
+                    .bytes()
+                    .await
+                    .map_err(|e| Failure::transport(&e, &endpoint.route.shown()))?;
                 tracing::debug!(
                     bytes = bytes.len(),
                     elapsed_ms = elapsed_ms(started),
@@ -689,7 +735,10 @@ impl<P: Protocol> StreamRun<'_, P> {
                         .map_err(Failure::decoded)?;
                 }
             }
-            Some(Err(error)) => return Err(Failure::decoded(sse_error(&error))),
+            Some(Err(error)) => {
+                let url = self.endpoint.route.shown();
+                return Err(Failure::decoded(sse_error(&error, &url)));
+            }
             None => self.decoder.end(&mut out).map_err(Failure::decoded)?,
         }
         for event in out {
@@ -748,11 +797,11 @@ impl<P: Protocol> StreamRun<'_, P> {
 }
 
 /// The error a server-sent event stream failed with.
-pub(crate) fn sse_error(error: &sse_stream::Error) -> ModelError {
+pub(crate) fn sse_error(error: &sse_stream::Error, url: &str) -> ModelError {
     match error {
         sse_stream::Error::Body(source) => match source.downcast_ref::<reqwest::Error>() {
             Some(error) => {
-                let inner = transport_error(error);
+                let inner = transport_error(error, url);
                 ModelError::new(
                     inner.kind(),
                     format!("the connection dropped mid-stream: {}", inner.message()),
@@ -791,7 +840,7 @@ pub(crate) fn decode_chunks<P: Protocol>(
                     Some(data) => decoder.event(sse.event.as_deref(), data, &mut out),
                     None => Ok(()),
                 },
-                Some(Err(error)) => Err(sse_error(&error)),
+                Some(Err(error)) => Err(sse_error(&error, "")),
                 None => decoder.end(&mut out),
             };
             let done = decoder.done();
