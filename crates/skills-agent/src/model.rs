@@ -271,6 +271,12 @@ pub enum ModelErrorKind {
     Timeout,
     /// The provider's answer could not be understood.
     InvalidResponse,
+    /// The answer was larger than the adapter's cap (`HttpOptions::max_answer_bytes`
+    /// of the HTTP adapters): a server that streams without end. Not retried.
+    AnswerTooLarge,
+    /// One server-sent event (or one line of it) was larger than the
+    /// adapter's cap (`HttpOptions::max_event_bytes`). Not retried.
+    EventTooLarge,
     /// The script of a [`ScriptedModel`] ran out, or it was told to fail.
     Script,
 }
@@ -287,6 +293,8 @@ impl ModelErrorKind {
             Self::Connection => "connection",
             Self::Timeout => "timeout",
             Self::InvalidResponse => "invalid-response",
+            Self::AnswerTooLarge => "answer-too-large",
+            Self::EventTooLarge => "event-too-large",
             Self::Script => "script",
         }
     }

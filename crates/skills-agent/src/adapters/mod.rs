@@ -13,6 +13,7 @@
 //! These modules do network I/O (reqwest with rustls, on tokio); the rest of
 //! the crate does none, and these features are never enabled for wasm32.
 
+mod limits;
 mod route;
 mod transport;
 
@@ -32,7 +33,7 @@ pub use anthropic::{ANTHROPIC_VERSION, Anthropic};
 pub use openai_chat::OpenAiChat;
 #[cfg(feature = "openai")]
 pub use openai_responses::OpenAiResponses;
-pub use transport::HttpOptions;
+pub use transport::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, HttpOptions};
 
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelErrorKind};
