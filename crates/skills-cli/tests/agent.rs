@@ -14,10 +14,11 @@ fn examples() -> String {
 }
 
 /// A server that answers each request with the next canned SSE body and
-/// records the request bodies.
+/// records the request bodies and paths.
 struct Server {
     url: String,
     bodies: Arc<Mutex<Vec<String>>>,
+    paths: Arc<Mutex<Vec<String>>>,
 }
 
 /// One canned reply: status code, content type, body.
@@ -26,24 +27,34 @@ type Reply = (u16, &'static str, String);
 /// A server on 127.0.0.1 that answers request `i` with `reply(i)` (until it
 /// gives `None`) and records the request bodies.
 fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server {
+    serve_checked(move |i, _, _| reply(i))
+}
+
+/// A server on 127.0.0.1 that answers request `i` to `path` with body
+/// `body` by `reply(i, path, body)` (until it gives `None`) and records the
+/// request bodies and paths.
+fn serve_checked(reply: impl Fn(usize, &str, &str) -> Option<Reply> + Send + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
+    let paths = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&bodies);
+    let seen_paths = Arc::clone(&paths);
     thread::spawn(move || {
         for i in 0.. {
-            let Some((status, content_type, body)) = reply(i) else {
-                return;
-            };
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
             let mut reader = BufReader::new(stream);
             let mut length = 0usize;
+            let mut path = String::new();
             loop {
                 let mut line = String::new();
                 if reader.read_line(&mut line).unwrap_or(0) == 0 {
                     break;
+                }
+                if path.is_empty() {
+                    path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
                 }
                 let lower = line.to_ascii_lowercase();
                 if let Some(value) = lower.strip_prefix("content-length:") {
@@ -57,9 +68,13 @@ fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server
             if reader.read_exact(&mut request).is_err() {
                 continue;
             }
-            seen.lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&request).into_owned());
+            let request = String::from_utf8_lossy(&request).into_owned();
+            let answer = reply(i, &path, &request);
+            seen.lock().unwrap().push(request);
+            seen_paths.lock().unwrap().push(path);
+            let Some((status, content_type, body)) = answer else {
+                return;
+            };
             let mut stream = reader.into_inner();
             let reason = if status == 200 { "OK" } else { "Error" };
             let _ = write!(
@@ -69,7 +84,7 @@ fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server
             );
         }
     });
-    Server { url, bodies }
+    Server { url, bodies, paths }
 }
 
 /// A server giving these SSE bodies in order.
@@ -597,4 +612,312 @@ fn reading_a_missing_sqlite_store_is_an_error_and_creates_nothing() {
         "reading the store created {}",
         path.display()
     );
+}
+
+/// An Anthropic streaming reply: `message_start` with these token counts,
+/// the content blocks, then the stop reason.
+fn anthropic_reply(usage: (u64, u64, u64), blocks: &[serde_json::Value], stop: &str) -> String {
+    let (input, read, created) = usage;
+    let mut events = vec![
+        serde_json::json!({"type": "message_start", "message": {"id": "msg", "model": "claude-test",
+        "usage": {"input_tokens": input, "cache_read_input_tokens": read, "cache_creation_input_tokens": created, "output_tokens": 1}}}),
+    ];
+    for (index, block) in blocks.iter().enumerate() {
+        match block["type"].as_str() {
+            Some("tool_use") => {
+                events.push(serde_json::json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}));
+                events.push(serde_json::json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}));
+            }
+            _ => {
+                events.push(
+                    serde_json::json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "text", "text": ""}}),
+                );
+                events.push(
+                    serde_json::json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": block["text"]}}),
+                );
+            }
+        }
+        events.push(serde_json::json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(serde_json::json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 7}}));
+    events.push(serde_json::json!({"type": "message_stop"}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
+}
+
+/// An Anthropic-compatible server that insists on prompt caching: a request
+/// without `cache_control` markers gets HTTP 400.
+fn serve_anthropic_requiring_markers(replies: Vec<String>) -> Server {
+    serve_checked(move |i, path, body| {
+        if path != "/v1/messages" {
+            return Some((404, "text/plain", "no such route".to_owned()));
+        }
+        if !body.contains("\"cache_control\"") {
+            let error = r#"{"type":"error","error":{"type":"invalid_request_error","message":"this server requires cache_control markers"}}"#;
+            return Some((400, "application/json", error.to_owned()));
+        }
+        replies
+            .get(i)
+            .map(|r| (200, "text/event-stream", r.clone()))
+    })
+}
+
+/// `skills agent --model anthropic:…` sends the cache markers Anthropic
+/// needs without any option (tools, system, latest turn; then the previous
+/// turn too) and prints each request's cache share on standard error.
+#[test]
+fn anthropic_requests_carry_cache_markers_and_the_cache_share_is_shown() {
+    let server = serve_anthropic_requiring_markers(vec![
+        anthropic_reply(
+            (40, 0, 1800),
+            &[
+                serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "load_skill", "input": {"name": "commit-message"}}),
+            ],
+            "tool_use",
+        ),
+        anthropic_reply(
+            (60, 1800, 350),
+            &[serde_json::json!({"type": "text", "text": "Fix parser crash on empty input"})],
+            "end_turn",
+        ),
+    ]);
+    // ANTHROPIC_BASE_URL with /v1 is taken as meant.
+    let base = format!("{}/v1", server.url);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "anthropic:claude-test",
+            "--prompt",
+            "Write a commit message for the parser fix.",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &base),
+        ],
+        None,
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Fix parser crash on empty input\n");
+    let bodies = server.bodies.lock().unwrap().clone();
+    let markers: Vec<usize> = bodies
+        .iter()
+        .map(|b| b.matches("\"cache_control\"").count())
+        .collect();
+    eprintln!("cache_control markers per request of `skills agent`: {markers:?}");
+    assert_eq!(markers, vec![3, 4]);
+    assert_eq!(
+        *server.paths.lock().unwrap(),
+        vec!["/v1/messages", "/v1/messages"]
+    );
+    assert!(
+        stderr.contains(
+            "[usage] request 1: 1 840 input tokens, 0 cached (0.0 %), 1 800 written to the cache, 7 output"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "[usage] request 2: 2 210 input tokens, 1 800 cached (81.4 %), 350 written to the cache, 7 output"
+        ),
+        "{stderr}"
+    );
+}
+
+/// A base URL of the wrong form: the error names the URL tried and the fix.
+#[test]
+fn a_base_url_without_v1_names_the_url_and_the_fix() {
+    let server = serve_checked(|_, path, _| {
+        if path.starts_with("/v1/") {
+            Some((200, "text/event-stream", openai_text_reply("Hi")))
+        } else {
+            Some((404, "text/plain", "404 page not found".to_owned()))
+        }
+    });
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "404 page not found (POST {0}/chat/completions); OPENAI_BASE_URL usually ends in \
+             /v1: try {0}/v1",
+            server.url
+        )),
+        "{stderr}"
+    );
+    // Nothing listens: the error names the URL and the variable.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "anthropic:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &format!("http://{address}")),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot connect to http://{address}/v1/messages: ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is ANTHROPIC_BASE_URL right?"), "{stderr}");
+}
+
+/// A server that answers with `head` and then `piece` forever (until the
+/// client hangs up, or 2 GiB as a safety stop); returns the bytes written.
+fn serve_endless(head: String, piece: Vec<u8>) -> (String, thread::JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return 0;
+        };
+        let mut reader = BufReader::new(stream);
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return 0;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            if line == "\r\n" {
+                break;
+            }
+        }
+        let mut request = vec![0; length];
+        if reader.read_exact(&mut request).is_err() {
+            return 0;
+        }
+        let mut stream = reader.into_inner();
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{head}"
+        );
+        if stream.write_all(head.as_bytes()).is_err() {
+            return 0;
+        }
+        let mut written = head.len();
+        while written < 2 << 30 {
+            if stream.write_all(&piece).is_err() {
+                break;
+            }
+            written += piece.len();
+        }
+        written
+    });
+    (url, handle)
+}
+
+/// `skills agent` under a data-size limit (`prlimit --data`) far below what
+/// an unbounded answer would take.
+fn skills_limited(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let prlimit = std::path::Path::new("/usr/bin/prlimit");
+    assert!(
+        prlimit.exists(),
+        "this test needs `prlimit` (util-linux) to bound the command's memory"
+    );
+    let mut cmd = Command::new(prlimit);
+    cmd.arg(format!("--data={}", 512 << 20))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_skills"))
+        .args(args)
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// A model server that streams forever, or sends one endless line, ends the
+/// run with a typed error at the default caps (64 MiB per answer, 16 MiB per
+/// event) while the process stays under a 512 MiB data limit: unbounded
+/// buffering would have been killed by it.
+#[test]
+fn an_endless_answer_or_line_stops_at_the_caps() {
+    let start = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{\"input_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    );
+    let delta = serde_json::json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": "a".repeat(4000)}});
+    let piece = format!("event: content_block_delta\ndata: {delta}\n\n").into_bytes();
+    let (url, server) = serve_endless(start.to_owned(), piece);
+    let out = skills_limited(
+        &[
+            "agent",
+            "--model",
+            "anthropic:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &url),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("answer-too-large"), "{stderr}");
+    assert!(stderr.contains("more than 64 MiB"), "{stderr}");
+    let sent = server.join().unwrap();
+    assert!(sent < 128 << 20, "the server pushed {sent} bytes");
+    // What was printed before the cap is the model's text, escaped.
+    assert!(out.stdout.len() <= 64 << 20);
+
+    let (url, server) = serve_endless("data: {\"id\":\"".to_owned(), vec![b'x'; 64 * 1024]);
+    let out = skills_limited(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &format!("{url}/v1")),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("event-too-large"), "{stderr}");
+    let sent = server.join().unwrap();
+    assert!(sent < 64 << 20, "the server pushed {sent} bytes");
 }
