@@ -7,7 +7,9 @@
 //! the provider's prompt cache served) on standard error, or every event as
 //! a JSON line with `--json`. The cache breakpoints follow the model (the
 //! adapter's cache strategy): `cache_control` markers for Anthropic, none for
-//! OpenAI's automatic prefix caching.
+//! OpenAI's automatic prefix caching. The model's text is printed with its
+//! control characters escaped (except newlines and tabs), so an escape
+//! sequence in an answer never reaches the terminal.
 //!
 //! With `--session URL` the conversation is kept in a session store
 //! (`sqlite://PATH` or `postgres://…`): the first run creates the session
@@ -289,7 +291,7 @@ async fn stream_run<W: Write>(
         }
         match event {
             RunEvent::TextDelta { text } if !args.json => {
-                write!(out, "{text}")?;
+                write!(out, "{}", text::terminal_safe(&text))?;
                 out.flush()?;
                 ended_line = text.ends_with('\n');
             }

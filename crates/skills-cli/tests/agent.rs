@@ -795,6 +795,111 @@ fn a_base_url_without_v1_names_the_url_and_the_fix() {
     assert!(stderr.contains("is ANTHROPIC_BASE_URL right?"), "{stderr}");
 }
 
+/// The escape sequences an answer may carry: a window title, a clipboard
+/// write (OSC 52), a screen clear and an 8-bit CSI.
+const HOSTILE_TEXT: &str =
+    "Done.\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{9b}31m\r\n\tok\n";
+
+fn hostile_server() -> Server {
+    serve(vec![openai_text_reply(HOSTILE_TEXT)])
+}
+
+fn assert_defused(output: &str) {
+    assert!(
+        !output.contains('\u{1b}') && !output.contains('\u{9b}') && !output.contains('\u{7}'),
+        "a raw control character reached the output: {output:?}"
+    );
+    assert!(
+        output
+            .contains("Done.\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x9b31m\\r\n\tok\n"),
+        "{output:?}"
+    );
+}
+
+/// Model text with terminal escapes is printed with its control characters
+/// escaped (newlines and tabs kept); `--json` escapes them as JSON does.
+#[test]
+fn escape_sequences_in_the_answer_never_reach_the_output() {
+    let server = hostile_server();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", server.url.as_str()),
+    ];
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &env,
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_defused(&text(&out.stdout));
+    assert!(!text(&out.stderr).contains('\u{1b}'));
+
+    let server = hostile_server();
+    let env = [
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", server.url.as_str()),
+    ];
+    let out = skills(
+        &[
+            "agent",
+            "--json",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &env,
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    // The JSON keeps the text exact: a program reading it gets what the
+    // model wrote.
+    assert_eq!(last["outcome"]["text"], HOSTILE_TEXT);
+}
+
+/// The same on a real terminal: `script` runs `skills agent` with a
+/// pseudo-terminal as its standard output.
+#[test]
+fn escape_sequences_never_reach_a_terminal() {
+    let script = std::path::Path::new("/usr/bin/script");
+    assert!(
+        script.exists(),
+        "this test needs `script` (util-linux) to give the command a terminal"
+    );
+    let server = hostile_server();
+    let command = format!(
+        "{} agent --model openai:m --prompt hi {}",
+        env!("CARGO_BIN_EXE_skills"),
+        examples()
+    );
+    let out = Command::new(script)
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", &server.url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The terminal turns `\n` into `\r\n`; nothing else is added.
+    let screen = text(&out.stdout).replace("\r\n", "\n");
+    assert_defused(&screen);
+}
+
 /// A server that answers with `head` and then `piece` forever (until the
 /// client hangs up, or 2 GiB as a safety stop); returns the bytes written.
 fn serve_endless(head: String, piece: Vec<u8>) -> (String, thread::JoinHandle<usize>) {
