@@ -80,7 +80,7 @@ impl Anthropic {
         )?;
         let mut model = Self::new(url, key, model);
         if url_from_env {
-            model.endpoint.route = model.endpoint.route.from_env();
+            model.endpoint.route.mark_from_env();
         }
         Ok(model)
     }

@@ -30,11 +30,11 @@ pub(crate) fn size(n: usize) -> String {
     const KIB: usize = 1024;
     const MIB: usize = 1024 * KIB;
     // Sizes stay far below 2^52: the conversion is exact.
-    if n >= MIB && n % MIB == 0 {
+    if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", n / MIB)
     } else if n >= MIB {
         format!("{:.1} MiB", n as f64 / MIB as f64)
-    } else if n >= KIB && n % KIB == 0 {
+    } else if n >= KIB && n.is_multiple_of(KIB) {
         format!("{} KiB", n / KIB)
     } else {
         format!("{n} bytes")

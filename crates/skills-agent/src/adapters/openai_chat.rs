@@ -74,7 +74,7 @@ impl OpenAiChat {
             super::from_env("OPENAI_API_KEY", "OPENAI_BASE_URL", Self::DEFAULT_BASE_URL)?;
         let mut model = Self::new(url, key, model);
         if url_from_env {
-            model.endpoint.route = model.endpoint.route.from_env();
+            model.endpoint.route.mark_from_env();
         }
         Ok(model)
     }

@@ -95,10 +95,10 @@ impl Route {
         }
     }
 
-    /// Marks the base URL as read from the provider's environment variable.
-    pub(crate) fn from_env(mut self) -> Self {
+    /// Marks the base URL as read from the provider's environment variable
+    /// (hints then name it).
+    pub(crate) fn mark_from_env(&mut self) {
         self.from_env = true;
-        self
     }
 
     /// How hints name the base URL: the variable, or "the base URL".
@@ -186,6 +186,12 @@ pub(crate) fn shown(url: &str) -> String {
 mod tests {
     use super::*;
 
+    fn env_route(api: Api, base: &str) -> Route {
+        let mut route = Route::new(api, base);
+        route.mark_from_env();
+        route
+    }
+
     #[test]
     fn documented_forms_get_the_providers_path() {
         let cases = [
@@ -264,7 +270,7 @@ mod tests {
 
     #[test]
     fn hints_name_the_url_and_the_fix() {
-        let route = Route::new(Api::OpenAiChat, "http://127.0.0.1:11434/").from_env();
+        let route = env_route(Api::OpenAiChat, "http://127.0.0.1:11434/");
         assert_eq!(
             route.not_found_message("404 page not found"),
             "404 page not found (POST http://127.0.0.1:11434/chat/completions); OPENAI_BASE_URL \
@@ -276,7 +282,7 @@ mod tests {
             "Not Found (POST https://proxy.example/v1beta/openai/responses); check the base URL: \
              requests go to the base URL + /responses"
         );
-        let route = Route::new(Api::Anthropic, "https://proxy.example/api").from_env();
+        let route = env_route(Api::Anthropic, "https://proxy.example/api");
         assert_eq!(
             route.not_found_message("not_found_error: Not Found"),
             "not_found_error: Not Found (POST https://proxy.example/api/v1/messages); \
@@ -289,9 +295,7 @@ mod tests {
             "not_found_error: model: claude-nope (POST https://proxy.example/api/v1/messages)"
         );
         assert_eq!(
-            Route::new(Api::Anthropic, "http://127.0.0.1:1")
-                .from_env()
-                .connect_message("tcp connect error"),
+            env_route(Api::Anthropic, "http://127.0.0.1:1").connect_message("tcp connect error"),
             "cannot connect to http://127.0.0.1:1/v1/messages: tcp connect error; is the server \
              running, and is ANTHROPIC_BASE_URL right?"
         );
