@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -45,37 +45,15 @@ fn serve_checked(reply: impl Fn(usize, &str, &str) -> Option<Reply> + Send + 'st
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
-            let mut reader = BufReader::new(stream);
-            let mut length = 0usize;
-            let mut path = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                if path.is_empty() {
-                    path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(value) = lower.strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut request = vec![0; length];
-            if reader.read_exact(&mut request).is_err() {
+            let Some((path, request, mut stream)) = read_request(stream) else {
                 continue;
-            }
-            let request = String::from_utf8_lossy(&request).into_owned();
+            };
             let answer = reply(i, &path, &request);
             seen.lock().unwrap().push(request);
             seen_paths.lock().unwrap().push(path);
             let Some((status, content_type, body)) = answer else {
                 return;
             };
-            let mut stream = reader.into_inner();
             let reason = if status == 200 { "OK" } else { "Error" };
             let _ = write!(
                 stream,
@@ -85,6 +63,33 @@ fn serve_checked(reply: impl Fn(usize, &str, &str) -> Option<Reply> + Send + 'st
         }
     });
     Server { url, bodies, paths }
+}
+
+/// Reads one HTTP request from `stream`: its path and body, and the stream
+/// to answer on (`None` when the client went away first).
+fn read_request(stream: TcpStream) -> Option<(String, String, TcpStream)> {
+    let mut reader = BufReader::new(stream);
+    let mut length = 0usize;
+    let mut path = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        if path.is_empty() {
+            path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    let body = String::from_utf8_lossy(&body).into_owned();
+    Some((path, body, reader.into_inner()))
 }
 
 /// A server giving these SSE bodies in order.
@@ -816,49 +821,34 @@ fn assert_defused(output: &str) {
     );
 }
 
+/// `skills agent` with `extra` options against a server whose answer is
+/// [`HOSTILE_TEXT`].
+fn agent_on_hostile_text(extra: &[&str]) -> Output {
+    let server = hostile_server();
+    let mut args = vec!["agent"];
+    args.extend_from_slice(extra);
+    let examples = examples();
+    args.extend(["--model", "openai:m", "--prompt", "hi", examples.as_str()]);
+    skills(
+        &args,
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", server.url.as_str()),
+        ],
+        None,
+    )
+}
+
 /// Model text with terminal escapes is printed with its control characters
 /// escaped (newlines and tabs kept); `--json` escapes them as JSON does.
 #[test]
 fn escape_sequences_in_the_answer_never_reach_the_output() {
-    let server = hostile_server();
-    let env = [
-        ("OPENAI_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", server.url.as_str()),
-    ];
-    let out = skills(
-        &[
-            "agent",
-            "--model",
-            "openai:m",
-            "--prompt",
-            "hi",
-            &examples(),
-        ],
-        &env,
-        None,
-    );
+    let out = agent_on_hostile_text(&[]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_defused(&text(&out.stdout));
     assert!(!text(&out.stderr).contains('\u{1b}'));
 
-    let server = hostile_server();
-    let env = [
-        ("OPENAI_API_KEY", "sk-test"),
-        ("OPENAI_BASE_URL", server.url.as_str()),
-    ];
-    let out = skills(
-        &[
-            "agent",
-            "--json",
-            "--model",
-            "openai:m",
-            "--prompt",
-            "hi",
-            &examples(),
-        ],
-        &env,
-        None,
-    );
+    let out = agent_on_hostile_text(&["--json"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
@@ -909,25 +899,9 @@ fn serve_endless(head: String, piece: Vec<u8>) -> (String, thread::JoinHandle<us
         let Ok((stream, _)) = listener.accept() else {
             return 0;
         };
-        let mut reader = BufReader::new(stream);
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return 0;
-            }
-            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = value.trim().parse().unwrap_or(0);
-            }
-            if line == "\r\n" {
-                break;
-            }
-        }
-        let mut request = vec![0; length];
-        if reader.read_exact(&mut request).is_err() {
+        let Some((_, _, mut stream)) = read_request(stream) else {
             return 0;
-        }
-        let mut stream = reader.into_inner();
+        };
         let head = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{head}"
         );
