@@ -26,6 +26,16 @@ pub(crate) fn block(text: &str) -> Cow<'_, str> {
     escape(text, true)
 }
 
+/// Text a model wrote, for a terminal or plain output (`skills agent`): as
+/// [`block()`], so `\n` and `\t` stay and every other control character is
+/// escaped. An ESC sequence in the answer (an OSC title or OSC 52 clipboard
+/// write, a CSI cursor move) prints as visible text and never drives the
+/// terminal; escaping per character keeps this right when a sequence is
+/// split across streamed pieces.
+pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
+    block(text)
+}
+
 fn needs_escape(c: char, keep_newlines: bool) -> bool {
     if keep_newlines && (c == '\n' || c == '\t') {
         return false;
@@ -79,6 +89,16 @@ mod tests {
         assert_eq!(line("\u{7f}\u{85}"), "\\x7f\\x85");
         assert_eq!(line("a\u{202e}b\u{2028}"), "a\\u{202e}b\\u{2028}");
         assert_eq!(line("back\\slash é"), "back\\slash é");
+    }
+
+    #[test]
+    fn terminal_safe_defuses_escape_sequences() {
+        assert_eq!(
+            terminal_safe("\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2Jok\n\tend"),
+            "\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2Jok\n\tend"
+        );
+        assert_eq!(terminal_safe("\u{9b}31m"), "\\x9b31m");
+        assert!(matches!(terminal_safe("plain\ntext"), Cow::Borrowed(_)));
     }
 
     #[test]
