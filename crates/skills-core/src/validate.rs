@@ -1069,6 +1069,12 @@ fn bool_field(fields: &Fields<'_>, key: &str, out: &mut Vec<Diagnostic>) -> Opti
 mod tests {
     use super::*;
 
+    /// Asserts that the diagnostic's message contains `text`.
+    #[track_caller]
+    fn says(diagnostic: &Diagnostic, text: &str) {
+        assert!(diagnostic.message.contains(text), "{}", diagnostic.message);
+    }
+
     fn codes(src: &str, dir: Option<&str>, mode: Mode) -> Vec<&'static str> {
         let opts = ValidationOptions::default()
             .with_mode(mode)
@@ -1282,12 +1288,9 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["portability-title-as-name"]
         );
-        assert!(
-            out.diagnostics[0]
-                .message
-                .contains("set `name: academic-paper-citation-network-mapper`"),
-            "{}",
-            out.diagnostics[0].message
+        says(
+            &out.diagnostics[0],
+            "set `name: academic-paper-citation-network-mapper`",
         );
         assert!(!is_portable(&out.diagnostics));
         let doc = out.document.expect("loads");
@@ -1387,12 +1390,9 @@ mod tests {
             code_list(&out),
             vec!["portability-title-as-name", "name-too-long"]
         );
-        assert!(
-            out.diagnostics[0]
-                .message
-                .contains(&format!("loaded as `{folder}`, the folder name")),
-            "{}",
-            out.diagnostics[0].message
+        says(
+            &out.diagnostics[0],
+            &format!("loaded as `{folder}`, the folder name"),
         );
         assert!(!is_portable(&out.diagnostics));
         let doc = out.document.expect("loads");
@@ -1429,12 +1429,9 @@ mod tests {
             assert_eq!(doc.metadata.name.as_str(), name, "{dir}");
             assert_eq!(doc.metadata.title.as_deref(), Some("Academic Paper"));
             assert_eq!(code_list(&out), vec!["portability-title-as-name"], "{dir}");
-            assert!(
-                out.diagnostics[0]
-                    .message
-                    .contains(&format!("derived from the folder name `{dir}`")),
-                "{}",
-                out.diagnostics[0].message
+            says(
+                &out.diagnostics[0],
+                &format!("derived from the folder name `{dir}`"),
             );
         }
         // Nothing valid left: skipped with the name's own errors.
@@ -1465,11 +1462,7 @@ mod tests {
                 "{src}"
             );
             assert_eq!(out.diagnostics[0].severity, Severity::Warning);
-            assert!(
-                out.diagnostics[0].message.contains("loaded as `my-tools`"),
-                "{}",
-                out.diagnostics[0].message
-            );
+            says(&out.diagnostics[0], "loaded as `my-tools`");
             assert!(!is_portable(&out.diagnostics));
             let doc = out.document.expect("loads");
             assert_eq!(doc.metadata.name.as_str(), "my-tools");
@@ -1526,12 +1519,9 @@ mod tests {
                 "{src}"
             );
             assert_eq!(out.diagnostics[0].severity, Severity::Warning);
-            assert!(
-                out.diagnostics[0]
-                    .message
-                    .contains("the first paragraph of the body stands in for it"),
-                "{}",
-                out.diagnostics[0].message
+            says(
+                &out.diagnostics[0],
+                "the first paragraph of the body stands in for it",
             );
             assert!(!is_portable(&out.diagnostics));
             let doc = out.document.expect("loads");
@@ -1559,13 +1549,7 @@ mod tests {
             // File order: a missing field is reported at the opening fence.
             vec!["description-missing", "portability-title-as-name"]
         );
-        assert!(
-            out.diagnostics[0]
-                .message
-                .contains("the skill's name stands in"),
-            "{}",
-            out.diagnostics[0].message
-        );
+        says(&out.diagnostics[0], "the skill's name stands in");
         let doc = out.document.expect("loads");
         assert_eq!(doc.metadata.name.as_str(), "ansible-runner");
         assert_eq!(doc.metadata.description, "Ansible Runner");
