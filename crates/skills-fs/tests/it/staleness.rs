@@ -247,16 +247,16 @@ fn skill_broken_on_disk_is_reported_and_dropped_while_others_stay() {
         root.skill("fragile", "Body.");
         root.skill("sturdy", "Sturdy body.");
     });
-    assert!(diags_with(&f.provider, Code::DescriptionMissing).is_empty());
+    assert!(diags_with(&f.provider, Code::YamlInvalid).is_empty());
     save_by_rename(
         &f.root.join("fragile/SKILL.md"),
-        "---\nname: fragile\n---\nNo description now.\n",
+        "---\nname: fragile\ndescription: [unclosed\n---\nBroken YAML now.\n",
     );
     backdate(&f.root.path());
 
     f.after_cooldown();
     assert_eq!(f.names(), ["good", "sturdy"]);
-    let diags = diags_with(&f.provider, Code::DescriptionMissing);
+    let diags = diags_with(&f.provider, Code::YamlInvalid);
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert!(
         diags[0]
@@ -280,7 +280,7 @@ fn skill_broken_on_disk_is_reported_and_dropped_while_others_stay() {
     f.after_cooldown();
     assert_eq!(f.names(), ["fragile", "good", "sturdy"]);
     assert_eq!(f.scans(), 1);
-    assert!(diags_with(&f.provider, Code::DescriptionMissing).is_empty());
+    assert!(diags_with(&f.provider, Code::YamlInvalid).is_empty());
 }
 
 #[test]
