@@ -77,6 +77,9 @@ pub enum WorkspaceErrorKind {
     TooLarge,
     /// The runtime does not offer this operation.
     Unsupported,
+    /// A limit of the runtime was reached: the workspace's disk cap, the
+    /// number of interactive sessions running at once.
+    LimitExceeded,
     /// An I/O error.
     Io,
     /// Anything else.
@@ -96,6 +99,7 @@ impl WorkspaceErrorKind {
             WorkspaceErrorKind::Spawn => "spawn",
             WorkspaceErrorKind::TooLarge => "too-large",
             WorkspaceErrorKind::Unsupported => "unsupported",
+            WorkspaceErrorKind::LimitExceeded => "limit-exceeded",
             WorkspaceErrorKind::Io => "io",
             WorkspaceErrorKind::Other => "other",
         }
