@@ -44,6 +44,9 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(not(unix))]
+compile_error!("skills-exec needs a Unix system (Linux for the sandbox)");
+
 mod artifact;
 mod capture;
 mod collect;
@@ -53,6 +56,8 @@ mod fsutil;
 mod inputs;
 mod kill;
 mod policy;
+mod quota;
+mod root;
 mod runtime;
 mod sandbox;
 mod stage;
@@ -65,6 +70,11 @@ pub use policy::{
     CommandPolicy, ENV_ALLOWED_COMMANDS, ENV_DENIED_COMMANDS, ParsedCommand, RISKY_ENV_VARS,
     is_risky_env_var, parse_command,
 };
+pub use quota::{
+    DEFAULT_MAX_EXEC_LIFETIME, DEFAULT_MAX_EXEC_SESSIONS, DEFAULT_MAX_EXEC_SESSIONS_TOTAL,
+    DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, WorkspaceLimits,
+};
+pub use root::private_root;
 pub use runtime::{LocalRuntime, RuntimeBuilder, SandboxRuntime};
 pub use sandbox::{BWRAP_PATHS, SandboxOptions, find_bwrap};
 

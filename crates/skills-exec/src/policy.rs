@@ -399,7 +399,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fake = dir.path().join("echo");
         std::fs::write(&fake, "#!/bin/sh\n").unwrap();
-        crate::fsutil::set_mode(&fake, 0o755).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         let err = policy.check("./echo hi", dir.path()).unwrap_err();
         assert_eq!(err.kind(), WorkspaceErrorKind::PolicyDenied);
         let deny = CommandPolicy::unrestricted().deny(["rm"]);
