@@ -20,35 +20,22 @@ const PRIVATE_MODE: u32 = 0o700;
 /// reach its session folder (it cannot list the root, and each session
 /// folder is `0700`).
 const TRAVERSABLE_MODE: u32 = 0o711;
-/// Attempts at a fresh random name.
-const NAME_ATTEMPTS: usize = 16;
 
-/// Creates a new private root folder `<temp dir>/<prefix>-<random>` (mode
-/// `0700`, owned by this process's user) and returns its path. The name is
-/// random and the folder must not exist yet, so another local user can
-/// neither predict it nor create it first (threat model: H1).
-pub fn private_root(prefix: &str) -> Result<PathBuf, WorkspaceError> {
-    let base = std::env::temp_dir();
-    check_ancestors(
-        &base
-            .canonicalize()
-            .map_err(|e| io_error(base.display(), e))?,
-    )?;
-    for _ in 0..NAME_ATTEMPTS {
-        let path = base.join(format!("{prefix}-{}", random_hex(8)));
-        match make_private(&path, PRIVATE_MODE) {
-            Ok(()) => return Ok(path),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io_error(format!("creating {}", path.display()), e)),
-        }
-    }
-    Err(WorkspaceError::new(
-        WorkspaceErrorKind::Io,
-        format!(
-            "could not find a free name for a folder in {}",
-            base.display()
-        ),
-    ))
+/// A fresh path `<temp dir>/<prefix>-<random>` for a runtime's root folder
+/// (threat model: H1). Nothing is created: the runtime builder makes the
+/// folder (mode `0700`, owned by this process's user) when it builds the
+/// runtime, and refuses it if someone else made it first. The 64 random bits
+/// make the name impossible to predict, so another local user cannot
+/// prepare it.
+///
+/// ```no_run
+/// use skills_exec::{LocalRuntime, private_root};
+/// let root = private_root("my-agent");
+/// let runtime = LocalRuntime::builder(&root).build()?;
+/// # Ok::<(), skills_core::WorkspaceError>(())
+/// ```
+pub fn private_root(prefix: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("{prefix}-{}", random_hex(8)))
 }
 
 /// Makes the folder `path` (it must not exist) with exactly `mode`.
@@ -167,14 +154,15 @@ mod tests {
 
     // threat model: H1
     #[test]
-    fn private_roots_are_fresh_and_private() {
-        let a = private_root("skills-test").unwrap();
-        let b = private_root("skills-test").unwrap();
+    fn private_roots_are_fresh_and_made_private() {
+        let a = private_root("skills-test");
+        let b = private_root("skills-test");
         assert_ne!(a, b);
-        let mode = std::fs::metadata(&a).unwrap().permissions().mode() & 0o7777;
+        assert!(!a.exists());
+        let (canonical, _) = prepare_root(&a, false).unwrap();
+        let mode = std::fs::metadata(&canonical).unwrap().permissions().mode() & 0o7777;
         assert_eq!(mode, 0o700);
         std::fs::remove_dir(&a).unwrap();
-        std::fs::remove_dir(&b).unwrap();
     }
 
     // threat model: H1

@@ -391,14 +391,15 @@ async fn a_root_another_user_could_have_made_is_refused() {
         "a folder was made below an open one"
     );
     // A root the runtime picks is fresh, private and unpredictable.
-    let picked = skills_exec::private_root("skills-test").unwrap();
+    let picked = skills_exec::private_root("skills-test");
+    assert!(!picked.exists());
+    let rt = LocalRuntime::builder(&picked).build().unwrap();
+    assert_eq!(rt.root(), picked.canonicalize().unwrap());
     {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(&picked).unwrap();
         assert_eq!(meta.mode() & 0o7777, 0o700);
         assert_eq!(meta.uid(), rustix::process::geteuid().as_raw());
     }
-    let rt = LocalRuntime::builder(&picked).build().unwrap();
-    assert_eq!(rt.root(), picked.canonicalize().unwrap());
     std::fs::remove_dir(&picked).unwrap();
 }
