@@ -108,7 +108,7 @@ pub(crate) struct Ws {
     pub(crate) usage: Mutex<Usage>,
     measuring: tokio::sync::Mutex<()>,
     /// Interactive sessions running now (H9).
-    pub(crate) live_execs: AtomicUsize,
+    pub(crate) live_execs: Arc<AtomicUsize>,
     marker: String,
     pub(crate) skills: Mutex<HashMap<String, StagedState>>,
     stage_lock: tokio::sync::Mutex<()>,
@@ -220,7 +220,7 @@ impl Engine {
             dir,
             usage: Mutex::new(Usage::default()),
             measuring: tokio::sync::Mutex::new(()),
-            live_execs: AtomicUsize::new(0),
+            live_execs: Arc::new(AtomicUsize::new(0)),
             skills: Mutex::new(HashMap::new()),
             stage_lock: tokio::sync::Mutex::new(()),
             pinned: Mutex::new(HashMap::new()),
@@ -595,9 +595,20 @@ impl Engine {
         let launched = tokio::select! {
             biased;
             outcome = self.launch(&ws, &prepared, request.stdin.as_deref(), timeout) => outcome,
-            over = self.watch_disk(&ws) => Err(over),
+            over = self.watch_disk(&ws) => {
+                // Dropping the launch started the kill; make sure every
+                // process of the run is gone before answering.
+                let marker = prepared.marker.clone();
+                let _ = blocking(move || Ok(sweep(&marker, None))).await;
+                Err(over)
+            }
         };
         tidy_run_dir(&ws, &prepared);
+        let ran = Duration::from_millis(launched.as_ref().map_or(0, |o| o.duration_ms));
+        {
+            let mut usage = lock(&ws.usage);
+            usage.unmeasured = usage.unmeasured.saturating_add(ran);
+        }
         let outcome = launched?;
         if self.check_disk(&ws, "after the run").await.is_err() {
             warnings.push(format!(
@@ -644,11 +655,12 @@ impl Engine {
         Ok(result)
     }
 
-    /// Measures the workspace when its last measurement is stale, and
-    /// refuses `what` when it is over its disk cap (H7).
+    /// Measures the workspace when a measurement is due (commands ran
+    /// since the last), and refuses `what` when it is over its disk cap
+    /// (H7).
     pub(crate) async fn check_disk(&self, ws: &Arc<Ws>, what: &str) -> WorkspaceResult<()> {
         let limits = self.cfg.limits;
-        let usage = measure_if_stale(ws, &limits).await?;
+        let usage = measure_when(ws, &limits, Usage::due).await?;
         if usage.over(&limits) {
             return Err(usage.error(&limits, what));
         }
@@ -963,19 +975,20 @@ fn make_spare_run_dir(ws: &Arc<Ws>) {
     }));
 }
 
-/// Measures the workspace when the last measurement is stale (one at a
-/// time); returns the usage now known (H7).
-pub(crate) async fn measure_if_stale(
+/// Measures the workspace when `due` says so (one measurement at a time);
+/// returns the usage now known (H7).
+pub(crate) async fn measure_when(
     ws: &Arc<Ws>,
     limits: &WorkspaceLimits,
+    due: fn(&Usage) -> bool,
 ) -> WorkspaceResult<Usage> {
     let current = *lock(&ws.usage);
-    if !current.stale() {
+    if !due(&current) {
         return Ok(current);
     }
     let _one = ws.measuring.lock().await;
     let current = *lock(&ws.usage);
-    if !current.stale() {
+    if !due(&current) {
         return Ok(current);
     }
     let (w, l) = (Arc::clone(ws), *limits);
@@ -997,7 +1010,7 @@ pub(crate) async fn watch_disk(ws: Arc<Ws>, limits: WorkspaceLimits) -> Workspac
     loop {
         let wait = lock(&ws.usage).interval();
         tokio::time::sleep(wait).await;
-        match measure_if_stale(&ws, &limits).await {
+        match measure_when(&ws, &limits, Usage::stale).await {
             Ok(usage) if usage.over(&limits) => {
                 return usage.error(
                     &limits,

@@ -65,12 +65,19 @@ enum Input {
 pub(crate) struct ExecSession {
     id: String,
     started: Instant,
+    /// Its place among the sessions running at once, given back as soon as
+    /// it is killed or its command ends (H9).
+    slot: Mutex<Option<Slot>>,
     marker: String,
     pgid: Option<u32>,
     tty: bool,
     killed: AtomicBool,
     state: Mutex<State>,
     input: tokio::sync::Mutex<Input>,
+}
+
+fn lock_usage(ws: &Ws) -> std::sync::MutexGuard<'_, crate::quota::Usage> {
+    crate::engine::lock(&ws.usage)
 }
 
 fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
@@ -106,6 +113,11 @@ impl ExecSession {
                 }
             }
         }
+    }
+
+    /// Gives its place among the running sessions back.
+    fn release(&self) {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
     }
 
     /// `true` once the command ended (exited, killed, timed out).
@@ -202,6 +214,7 @@ impl ExecSession {
         let marker = self.marker.clone();
         let pgid = self.pgid;
         let _ = tokio::task::spawn_blocking(move || sweep(&marker, pgid)).await;
+        self.release();
         *self.input.lock().await = Input::Closed;
         running
     }
@@ -227,8 +240,8 @@ fn looks_like_prompt(line: &str) -> bool {
 /// A place among the interactive sessions running at once (H9), given
 /// back when dropped (when the session's command ended).
 #[derive(Debug)]
-struct Slot {
-    ws: Arc<Ws>,
+pub(crate) struct Slot {
+    ws: Arc<AtomicUsize>,
     total: Arc<AtomicUsize>,
 }
 
@@ -267,7 +280,7 @@ impl Slot {
             ));
         }
         Ok(Self {
-            ws: Arc::clone(ws),
+            ws: Arc::clone(&ws.live_execs),
             total: Arc::clone(&engine.live_execs),
         })
     }
@@ -275,7 +288,7 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.ws.live_execs.fetch_sub(1, Ordering::AcqRel);
+        self.ws.fetch_sub(1, Ordering::AcqRel);
         self.total.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -380,6 +393,7 @@ pub(crate) async fn start(
         let session = Arc::new(ExecSession {
             id: format!("exec-{}", unique_id()),
             started: Instant::now(),
+            slot: Mutex::new(Some(slot)),
             marker: prepared.marker.clone(),
             pgid: child.id(),
             tty: request.tty,
@@ -436,9 +450,9 @@ pub(crate) async fn start(
         {
             let s = Arc::clone(&session);
             let (watched, limits) = (Arc::clone(&ws), engine.cfg.limits);
+            let ended_in = Arc::clone(&ws);
             tokio::spawn(
                 async move {
-                    let _slot = slot;
                     let status = tokio::select! {
                         biased;
                         waited = tokio::time::timeout(timeout, child.wait()) => match waited {
@@ -463,6 +477,10 @@ pub(crate) async fn start(
                         st.child_done = true;
                         st.exit_code = status.and_then(|s| s.code());
                     }
+                    s.release();
+                    // What it wrote since the last look is measured before
+                    // the next run (H7).
+                    lock_usage(&ended_in).unmeasured = crate::quota::UNMEASURED_SLACK;
                     if let Some(p) = s.pgid {
                         kill_group(p);
                     }

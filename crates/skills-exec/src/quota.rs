@@ -4,13 +4,16 @@
 //!
 //! The disk cap is enforced by measuring: the runtime walks the session
 //! folder by handle (never following a link) and adds up what is allocated
-//! on disk and how many entries there are. It measures before a run (at
-//! most once per [`MEASURE_INTERVAL`], since nothing can write while no
-//! command runs), and again every interval while a run or an interactive
-//! session is alive; a command that passes the cap is killed, and the
-//! session refuses further runs. Between two measurements a command can
-//! write what the disk takes in one interval; the sandbox's `RLIMIT_FSIZE`
-//! (set from [`Usage::file_size_limit`]) bounds every single file.
+//! on disk and how many entries there are. Only commands write there
+//! besides the runtime (which counts what it writes itself), and only while
+//! they run, so the runtime measures after a run once the runs since the
+//! last measurement took [`UNMEASURED_SLACK`] in all (a run of `true` costs
+//! no walk, a run that wrote for 70 ms does), and every
+//! [`MEASURE_INTERVAL`] while a run or an interactive session is alive; a
+//! command that passes the cap is killed, and the session refuses further
+//! work. Between two measurements a command can write what the disk takes
+//! in one interval; the sandbox's `RLIMIT_FSIZE` (set from
+//! [`Usage::file_size_limit`]) bounds every single file.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -32,8 +35,12 @@ pub const DEFAULT_MAX_EXEC_SESSIONS: usize = 4;
 pub const DEFAULT_MAX_EXEC_SESSIONS_TOTAL: usize = 32;
 /// Default longest life of an interactive session: 30 minutes.
 pub const DEFAULT_MAX_EXEC_LIFETIME: Duration = Duration::from_secs(30 * 60);
-/// Shortest time between two measurements of a workspace.
+/// Shortest time between two measurements of a workspace while a command
+/// runs.
 pub(crate) const MEASURE_INTERVAL: Duration = Duration::from_millis(200);
+/// Run time since the last measurement after which a finished run is
+/// followed by one (what a command writes grows with how long it runs).
+pub(crate) const UNMEASURED_SLACK: Duration = Duration::from_millis(10);
 /// A measurement may take at most this share of the time (the interval
 /// grows with the workspace).
 const MEASURE_SHARE: u32 = 10;
@@ -160,6 +167,8 @@ pub(crate) struct Usage {
     pub(crate) at: Option<Instant>,
     /// How long measuring took.
     pub(crate) cost: Duration,
+    /// How long commands ran since it was measured.
+    pub(crate) unmeasured: Duration,
 }
 
 impl Usage {
@@ -195,9 +204,16 @@ impl Usage {
         MEASURE_INTERVAL.max(self.cost * MEASURE_SHARE)
     }
 
-    /// `true` when a new measurement is due.
+    /// `true` when a measurement is due while commands run: the last is
+    /// one interval old.
     pub(crate) fn stale(&self) -> bool {
         self.at.is_none_or(|at| at.elapsed() >= self.interval())
+    }
+
+    /// `true` when a measurement is due between runs: never measured, or
+    /// commands ran [`UNMEASURED_SLACK`] since.
+    pub(crate) fn due(&self) -> bool {
+        self.at.is_none() || self.unmeasured >= UNMEASURED_SLACK
     }
 
     /// Counts bytes the runtime itself wrote.

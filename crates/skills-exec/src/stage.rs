@@ -501,3 +501,88 @@ pub(crate) fn new_run_dir(ws: &DirHandle) -> Result<String, WorkspaceError> {
         "could not name a run folder",
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// The sandbox's user when running as root (another user: what the
+    /// hand-over is for); this process's own otherwise (then the same code
+    /// runs, and the owners below are still checked).
+    fn sandbox_user() -> Owner {
+        if rustix::process::geteuid().is_root() {
+            Owner {
+                uid: 65534,
+                gid: 65534,
+            }
+        } else {
+            Owner {
+                uid: rustix::process::geteuid().as_raw(),
+                gid: rustix::process::getegid().as_raw(),
+            }
+        }
+    }
+
+    // threat model: H6
+    #[test]
+    fn writable_folders_go_to_the_sandbox_user_staged_skills_stay_the_runtimes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = DirHandle::open_path(dir.path()).unwrap();
+        let owner = sandbox_user();
+        let me = crate::fsutil::euid();
+        let (session, created) = create_layout(&root, "s", Some(owner)).unwrap();
+        assert!(created);
+        assert!(!create_layout(&root, "s", Some(owner)).unwrap().1);
+        let ws = dir.path().join("s");
+        let uid = |rel: &str| std::fs::symlink_metadata(ws.join(rel)).unwrap().uid();
+        let mode = |rel: &str| std::fs::symlink_metadata(ws.join(rel)).unwrap().mode() & 0o7777;
+        for rel in ["", "work", "work/inputs", "out", "runs"] {
+            assert_eq!(uid(rel), owner.uid, "{rel:?}");
+        }
+        assert_eq!(mode(""), 0o700);
+        assert_eq!(uid("skills"), me);
+        let run = new_run_dir(&session).unwrap();
+        assert_eq!(uid(&run), owner.uid);
+        let listed = list_files(
+            &[
+                SkillFile::new("SKILL.md", "---\nname: k\ndescription: d\n---\n"),
+                SkillFile::new("bin/run.sh", "echo hi").executable(true),
+            ],
+            None,
+        )
+        .unwrap();
+        let skills = session.walk(SKILLS_SUBDIR).unwrap();
+        copy_skill(&skills, "k", &listed, Some(owner)).unwrap();
+        for (rel, want) in [
+            ("skills/k", 0o555),
+            ("skills/k/bin", 0o555),
+            ("skills/k/SKILL.md", 0o444),
+            ("skills/k/bin/run.sh", 0o555),
+        ] {
+            assert_eq!((uid(rel), mode(rel)), (me, want), "{rel}");
+        }
+        assert_eq!(uid("skills/k/.venv"), owner.uid);
+        // Re-staging keeps the .venv (and its owner), swaps the copy.
+        std::fs::write(ws.join("skills/k/.venv/marker"), "pkg").unwrap();
+        copy_skill(&skills, "k", &listed, Some(owner)).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.join("skills/k/.venv/marker")).unwrap(),
+            "pkg"
+        );
+        assert_eq!(uid("skills/k/.venv"), owner.uid);
+        let left: Vec<_> = std::fs::read_dir(ws.join("skills"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["k"], "no staging or trash folder is left");
+        // What the runtime writes for the command is the sandbox user's.
+        let inputs = session.walk_create("work/inputs/deep").unwrap();
+        inputs
+            .replace_with("x.txt", &mut &b"x"[..], 10, 0o644)
+            .unwrap();
+        assert_eq!(uid("work/inputs/deep"), owner.uid);
+        assert_eq!(uid("work/inputs/deep/x.txt"), owner.uid);
+    }
+}
