@@ -55,6 +55,7 @@ mod exec;
 mod fsutil;
 mod inputs;
 mod kill;
+mod launchers;
 mod policy;
 mod quota;
 mod root;
