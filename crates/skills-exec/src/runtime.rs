@@ -93,7 +93,7 @@ impl RuntimeBuilder {
     /// Stages skills from `provider` on demand when a run names a skill that
     /// is not staged yet. Without a provider (the default), a run of a skill
     /// not staged in the session is refused with
-    /// [`WorkspaceErrorKind::SkillNotLoaded`].
+    /// [`WorkspaceErrorKind::SkillNotLoaded`](skills_core::WorkspaceErrorKind::SkillNotLoaded).
     #[must_use]
     pub fn stage_on_demand(mut self, provider: Arc<dyn SkillProvider>) -> Self {
         self.provider = Some(provider);
@@ -164,7 +164,7 @@ impl RuntimeBuilder {
 
     /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
     /// checks once that it can create its namespaces here (blocking, a few
-    /// milliseconds). Fails with [`WorkspaceErrorKind::Unavailable`] when
+    /// milliseconds). Fails with [`Unavailable`](skills_core::WorkspaceErrorKind::Unavailable) when
     /// bubblewrap is missing or user namespaces are off.
     pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
         let sandbox = Sandbox::probe(&self.sandbox)?;
