@@ -7,7 +7,9 @@
 //! * [`SandboxRuntime`] runs the same commands inside bubblewrap (`bwrap`): new
 //!   user, PID, network, IPC and UTS namespaces, no capabilities, no network,
 //!   the system and the skill read-only, only the workspace writable.
-//! * [`CommandPolicy`] restricts commands to allowed programs, without a shell.
+//! * [`CommandPolicy`] restricts commands to allowed programs, without a
+//!   shell, following launchers (`env`, `xargs`, `find -exec`, …) and `#!`
+//!   lines to the programs they start.
 //! * [`ArtifactService`] stores files a run saves, with versions
 //!   ([`InMemoryArtifacts`], [`FsArtifacts`]).
 //!
@@ -28,8 +30,14 @@
 //!   at the end of a run the process group is killed and, when anything may
 //!   be left (a timeout, an output pipe still open), `/proc` is swept for the
 //!   marker, so children that called `setsid` or double-forked die too.
-//! * Output files are opened beneath the workspace by handle
-//!   (`openat2(RESOLVE_BENEATH)`); a link leading out is refused, never read.
+//! * The command is hostile (docs/exec.md, "Threat model"). Everything the
+//!   runtime does inside a workspace goes through a handle on the session
+//!   folder: writes never follow a link, reads stay beneath it
+//!   (`openat2(RESOLVE_BENEATH)`), only regular files are read, never
+//!   blocking on a FIFO; the runtime keeps no file of its own there.
+//! * Every workspace is bounded ([`WorkspaceLimits`]): a disk cap measured
+//!   during and after runs, output caps requests cannot raise, and a cap on
+//!   interactive sessions and their lifetime.
 //!
 //! ```no_run
 //! use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
