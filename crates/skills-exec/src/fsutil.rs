@@ -717,26 +717,17 @@ impl DirHandle {
     /// folder (H3). A file with several hard links is read only when it
     /// belongs to one of `owners` (any, when `owners` is empty).
     pub(crate) fn read_beneath(&self, rel: &str, cap: u64, owners: &[u32]) -> io::Result<Opened> {
-        let Some(fd) = self.open_beneath(rel)? else {
-            return Ok(Opened::Outside);
-        };
-        let meta = meta_of(&fd)?;
-        if !meta.is_file() {
-            return Ok(Opened::NotRegular);
-        }
-        if foreign_link(&meta, owners) {
-            return Ok(Opened::ForeignLink);
-        }
-        let (file, meta) = regular_file(fd)?;
-        let bytes = read_capped(file, meta.size, cap)?;
-        Ok(Opened::File {
-            size: meta.size,
-            bytes,
+        Ok(match self.open_regular_beneath(rel, owners)? {
+            Ok((file, meta)) => Opened::File {
+                size: meta.size,
+                bytes: read_capped(file, meta.size, cap)?,
+            },
+            Err(refused) => refused,
         })
     }
 
-    /// Opens the regular file `rel` beneath this folder for reading (like
-    /// [`read_beneath`](Self::read_beneath), without reading it).
+    /// Opens the regular file `rel` beneath this folder for reading, made
+    /// blocking again; `Err` with why when it is not one to read (H3).
     pub(crate) fn open_regular_beneath(
         &self,
         rel: &str,

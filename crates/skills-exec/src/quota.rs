@@ -12,8 +12,10 @@
 //! [`MEASURE_INTERVAL`] while a run or an interactive session is alive; a
 //! command that passes the cap is killed, and the session refuses further
 //! work. Between two measurements a command can write what the disk takes
-//! in one interval; the sandbox's `RLIMIT_FSIZE` (set from
-//! [`Usage::file_size_limit`]) bounds every single file.
+//! in one interval, and allocate more (`fallocate` costs no writing); the
+//! sandbox's `RLIMIT_FSIZE` (set from [`Usage::file_size_limit`]) bounds
+//! every single file. A strict bound needs a file system with a size of its
+//! own or quotas, which the runtime does not set up.
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -37,7 +39,7 @@ pub const DEFAULT_MAX_EXEC_SESSIONS_TOTAL: usize = 32;
 pub const DEFAULT_MAX_EXEC_LIFETIME: Duration = Duration::from_secs(30 * 60);
 /// Shortest time between two measurements of a workspace while a command
 /// runs.
-pub(crate) const MEASURE_INTERVAL: Duration = Duration::from_millis(200);
+pub(crate) const MEASURE_INTERVAL: Duration = Duration::from_millis(50);
 /// Run time since the last measurement after which a finished run is
 /// followed by one (what a command writes grows with how long it runs).
 pub(crate) const UNMEASURED_SLACK: Duration = Duration::from_millis(10);

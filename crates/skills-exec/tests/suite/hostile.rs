@@ -12,24 +12,14 @@ use skills_core::{
     Attachment, ExecRequest, InputSpec, RunRequest, SkillSource, WorkspaceErrorKind,
     WorkspaceRuntime,
 };
-use skills_exec::{CommandPolicy, InMemoryArtifacts, LocalRuntime, SandboxRuntime};
+use skills_exec::{InMemoryArtifacts, LocalRuntime, SandboxRuntime};
 
 use crate::common::*;
 
 /// The two runtimes, each with its root in `dir` and an artifact store.
 fn runtimes(dir: &Path) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
     let artifacts = Arc::new(InMemoryArtifacts::new());
-    let local = LocalRuntime::builder(dir.join("local"))
-        .policy(CommandPolicy::unrestricted())
-        .artifacts(artifacts.clone())
-        .build()
-        .unwrap();
-    let sandbox = SandboxRuntime::builder(dir.join("sandbox"))
-        .policy(CommandPolicy::unrestricted())
-        .artifacts(artifacts)
-        .build_sandbox()
-        .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
-    vec![("local", Arc::new(local)), ("sandbox", Arc::new(sandbox))]
+    both_runtimes(dir, |b| b.artifacts(artifacts.clone()))
 }
 
 /// A host folder the command must never make the runtime write into, with
