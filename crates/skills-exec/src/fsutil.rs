@@ -314,6 +314,8 @@ pub(crate) struct WalkEnd {
     /// Some folders were not visited: deeper than [`MAX_WALK_DEPTH`], or a
     /// path too long to open.
     pub(crate) too_deep: bool,
+    /// Some folders could not be read (their mode forbids it).
+    pub(crate) unreadable: bool,
 }
 
 /// A folder opened by handle, so everything done in it stays there even
@@ -794,6 +796,14 @@ impl DirHandle {
                     if e.raw_os_error() == Some(rustix::io::Errno::NAMETOOLONG.raw_os_error()) =>
                 {
                     end.too_deep = true;
+                    continue;
+                }
+                // A folder nobody may read (`chmod 000`): not looked into.
+                Err(e)
+                    if e.raw_os_error() == Some(rustix::io::Errno::ACCESS.raw_os_error())
+                        && !rel_dir.is_empty() =>
+                {
+                    end.unreadable = true;
                     continue;
                 }
                 // Gone or swapped for a link since it was listed.

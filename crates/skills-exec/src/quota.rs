@@ -163,8 +163,10 @@ pub(crate) struct Usage {
     pub(crate) bytes: u64,
     /// Files, folders and links.
     pub(crate) files: u64,
-    /// Folders too deep (or paths too long) to measure: counts as over.
-    pub(crate) too_deep: bool,
+    /// Folders it could not look into (too deep, a path too long to open,
+    /// a mode that forbids reading): counts as over, since they could hide
+    /// anything.
+    pub(crate) unmeasurable: bool,
     /// When it was measured.
     pub(crate) at: Option<Instant>,
     /// How long measuring took.
@@ -176,14 +178,14 @@ pub(crate) struct Usage {
 impl Usage {
     /// `true` when over `limits`.
     pub(crate) fn over(&self, limits: &WorkspaceLimits) -> bool {
-        self.too_deep || self.bytes > limits.max_bytes || self.files > limits.max_files
+        self.unmeasurable || self.bytes > limits.max_bytes || self.files > limits.max_files
     }
 
     /// The error a workspace over its cap gives.
     pub(crate) fn error(&self, limits: &WorkspaceLimits, what: &str) -> WorkspaceError {
-        let held = if self.too_deep {
+        let held = if self.unmeasurable {
             format!(
-                "folders nested deeper than {} levels",
+                "folders it cannot measure (nested deeper than {} levels, or unreadable)",
                 crate::fsutil::MAX_WALK_DEPTH
             )
         } else {
@@ -259,7 +261,7 @@ pub(crate) fn measure(dir: &DirHandle, limits: &WorkspaceLimits) -> std::io::Res
     if end.stopped {
         usage.files = usage.files.max(limits.max_files.saturating_add(1));
     }
-    usage.too_deep = end.too_deep;
+    usage.unmeasurable = end.too_deep || end.unreadable;
     usage.at = Some(Instant::now());
     usage.cost = started.elapsed();
     Ok(usage)
@@ -324,6 +326,29 @@ mod tests {
             "{}",
             usage.bytes
         );
+        // A folder the runtime may not read hides nothing: as root it is
+        // read anyway, otherwise it counts as over the cap.
+        std::fs::create_dir(root.join("hidden")).unwrap();
+        std::fs::write(root.join("hidden/blob"), vec![1u8; 1 << 20]).unwrap();
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root.join("hidden"), std::fs::Permissions::from_mode(0o000))
+                .unwrap();
+        }
+        let usage = measure(&handle, &WorkspaceLimits::new()).unwrap();
+        if rustix::process::geteuid().is_root() {
+            assert!(!usage.unmeasurable && usage.bytes >= 2 << 20, "{usage:?}");
+        } else {
+            assert!(
+                usage.unmeasurable && usage.over(&WorkspaceLimits::new()),
+                "{usage:?}"
+            );
+        }
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(root.join("hidden"), std::fs::Permissions::from_mode(0o700))
+                .unwrap();
+        }
         let small = WorkspaceLimits::new().max_bytes(1000).max_files(3);
         let usage = measure(&handle, &small).unwrap();
         assert!(usage.over(&small));
