@@ -960,6 +960,17 @@ impl Engine {
     }
 }
 
+impl Ws {
+    /// A handle on the run folder `run_dir` (relative), reached without
+    /// following a link; what is made through it (FIFOs, the standard input
+    /// file) is handed to the sandbox's user when there is one (contract
+    /// with the sandbox side, threat model H4, H6).
+    #[allow(dead_code, reason = "for the sandbox side's run files")]
+    pub(crate) fn run_dir_handle(&self, run_dir: &str) -> std::io::Result<DirHandle> {
+        self.dir.walk(run_dir)
+    }
+}
+
 /// Makes the workspace's next run folder in the background, unless one is
 /// ready or the workspace is going away.
 fn make_spare_run_dir(ws: &Arc<Ws>) {

@@ -16,10 +16,19 @@ use skills_exec::{InMemoryArtifacts, LocalRuntime, SandboxRuntime};
 
 use crate::common::*;
 
-/// The two runtimes, each with its root in `dir` and an artifact store.
+/// The runtimes (local, a shared sandbox, a `bwrap` per run), each with its
+/// root in `dir` and an artifact store.
 fn runtimes(dir: &Path) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
     let artifacts = Arc::new(InMemoryArtifacts::new());
-    both_runtimes(dir, |b| b.artifacts(artifacts.clone()))
+    let mut all = both_runtimes(dir, |b| b.artifacts(artifacts.clone()));
+    let per_run = SandboxRuntime::builder(dir.join("per-run"))
+        .policy(skills_exec::CommandPolicy::unrestricted())
+        .artifacts(artifacts)
+        .sandbox_options(skills_exec::SandboxOptions::new().sandbox_per_run(true))
+        .build_sandbox()
+        .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
+    all.push(("sandbox, bwrap per run", Arc::new(per_run)));
+    all
 }
 
 /// A host folder the command must never make the runtime write into, with
