@@ -1158,8 +1158,9 @@ impl CleanupReport {
 /// * The layout seen by commands is `skills/<name>` (the staged skill, read-only
 ///   where the runtime can enforce it, holding `out`, `work` and `inputs` links
 ///   to the shared folders and a writable `.venv/`), `work/` (with
-///   `work/inputs/`), `out/`, `runs/run_<timestamp>/` and `metadata.json`, with
-///   the variables [`ENV_WORKSPACE_DIR`] … [`ENV_SKILL_NAME`] set.
+///   `work/inputs/`), `out/` and `runs/run_<timestamp>/`, with the variables
+///   [`ENV_WORKSPACE_DIR`] … [`ENV_SKILL_NAME`] set. The runtime keeps its own
+///   records out of the workspace: the command can change anything there.
 /// * [`stage_skill`](WorkspaceRuntime::stage_skill) copies a skill only when
 ///   its content changed since the last staging in that workspace.
 /// * [`run`](WorkspaceRuntime::run) refuses a skill that has not been staged in
