@@ -50,7 +50,7 @@ const MEASURE_SHARE: u32 = 10;
 /// dropped when a new session starts.
 pub(crate) const MAX_FINISHED_EXECS: usize = 16;
 
-/// The limits of a runtime's workspaces (see docs/exec.md, "Limits").
+/// The limits of a runtime's workspaces (see docs/exec.md, "Workspace limits").
 ///
 /// ```
 /// use skills_exec::WorkspaceLimits;

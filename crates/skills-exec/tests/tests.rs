@@ -8,11 +8,11 @@ mod common;
 mod exec;
 #[path = "suite/hostile.rs"]
 mod hostile;
-#[path = "suite/limits.rs"]
-mod limits;
 #[path = "suite/local.rs"]
 mod local;
 #[path = "suite/policy.rs"]
 mod policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/workspace_limits.rs"]
+mod workspace_limits;
