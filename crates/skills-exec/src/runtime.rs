@@ -111,7 +111,7 @@ impl RuntimeBuilder {
     /// interactive sessions (default [`WorkspaceLimits::default`]; threat
     /// model H7, H8, H9).
     #[must_use]
-    pub fn limits(mut self, limits: WorkspaceLimits) -> Self {
+    pub fn workspace_limits(mut self, limits: WorkspaceLimits) -> Self {
         self.limits = limits;
         self
     }

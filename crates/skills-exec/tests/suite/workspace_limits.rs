@@ -15,7 +15,7 @@ use crate::common::*;
 
 /// The two runtimes with `limits`, their roots in `dir`.
 fn runtimes(dir: &Path, limits: WorkspaceLimits) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
-    both_runtimes(dir, |b| b.limits(limits))
+    both_runtimes(dir, |b| b.workspace_limits(limits))
 }
 
 fn size(path: &Path) -> u64 {
