@@ -36,7 +36,7 @@ pub struct RuntimeBuilder {
     provider: Option<Arc<dyn SkillProvider>>,
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
-    limits: WorkspaceLimits,
+    workspace_limits: WorkspaceLimits,
 }
 
 impl RuntimeBuilder {
@@ -51,7 +51,7 @@ impl RuntimeBuilder {
             provider: None,
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
-            limits: WorkspaceLimits::default(),
+            workspace_limits: WorkspaceLimits::default(),
         }
     }
 
@@ -112,7 +112,7 @@ impl RuntimeBuilder {
     /// model H7, H8, H9).
     #[must_use]
     pub fn workspace_limits(mut self, limits: WorkspaceLimits) -> Self {
-        self.limits = limits;
+        self.workspace_limits = limits;
         self
     }
 
@@ -150,7 +150,7 @@ impl RuntimeBuilder {
             bash: find_bash()?,
             root_dir: Arc::new(root_dir),
             sandbox_owner,
-            limits: self.limits,
+            limits: self.workspace_limits,
         })
     }
 
