@@ -170,7 +170,7 @@ fn walk(
                 .push(format!("skipped `{rel}`: the workspace provides it"));
             continue;
         }
-        let path = dir.join(&name);
+        let mut path = dir.join(&name);
         let mut meta =
             fs::symlink_metadata(&path).map_err(|e| io_error(format!("stat {rel}"), e))?;
         if meta.file_type().is_symlink() {
@@ -179,7 +179,12 @@ fn walk(
                 .ok()
                 .filter(|t| crate::fsutil::is_within(root, t));
             match inside.and_then(|t| fs::metadata(&t).ok().map(|m| (t, m))) {
-                Some((_, m)) if m.is_file() => meta = m,
+                // Copied from the file it names (opened without following
+                // links when copied).
+                Some((t, m)) if m.is_file() => {
+                    meta = m;
+                    path = t;
+                }
                 _ => {
                     listed.warnings.push(format!(
                         "skipped `{rel}`: a link that leads out of the skill or to a folder"
@@ -523,6 +528,34 @@ mod tests {
                 gid: rustix::process::getegid().as_raw(),
             }
         }
+    }
+
+    // threat model: H2 (a skill's links are copied as the files they name
+    // inside the skill; links out are skipped, never read)
+    #[test]
+    fn links_inside_a_skill_are_copied_as_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(src.join("scripts")).unwrap();
+        std::fs::write(src.join("SKILL.md"), "---\nname: l\ndescription: d\n---\n").unwrap();
+        std::fs::write(src.join("scripts/real.sh"), "echo real").unwrap();
+        std::os::unix::fs::symlink("real.sh", src.join("scripts/alias.sh")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", src.join("scripts/out.txt")).unwrap();
+        let listed = list_folder(&src).unwrap();
+        assert!(
+            listed
+                .warnings
+                .iter()
+                .any(|w| w.contains("scripts/out.txt"))
+        );
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join("skills")).unwrap();
+        let skills = DirHandle::open(&ws, "skills").unwrap();
+        copy_skill(&skills, "l", &listed, None).unwrap();
+        let copied = ws.join("skills/l/scripts/alias.sh");
+        assert!(!std::fs::symlink_metadata(&copied).unwrap().is_symlink());
+        assert_eq!(std::fs::read_to_string(copied).unwrap(), "echo real");
+        assert!(!ws.join("skills/l/scripts/out.txt").exists());
     }
 
     // threat model: H6

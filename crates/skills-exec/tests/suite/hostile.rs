@@ -37,8 +37,6 @@ fn outside(dir: &Path) -> PathBuf {
     let outside = dir.join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     std::fs::write(outside.join("secret.txt"), "TOPSECRET\n").unwrap();
-    // The sandbox's user must be able to see the link targets' names only;
-    // nothing else is needed.
     outside
 }
 

@@ -650,6 +650,23 @@ async fn run_folders_and_cleanup_right_after_a_run() {
             "run folder reused: {}",
             r.run_dir
         );
+        // An empty run folder goes once the run is over; one the command
+        // left something in stays.
+        let gone = rt.root().join("s").join(&r.run_dir);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while gone.exists() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!gone.exists(), "{} left", r.run_dir);
+        let kept = run(&rt, "s", RunRequest::new("rf", "echo x > \"$RUN_DIR/log\"")).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            rt.root()
+                .join("s")
+                .join(&kept.run_dir)
+                .join("log")
+                .is_file()
+        );
         if i % 2 == 1 {
             rt.cleanup("s").await.unwrap();
             assert!(
