@@ -217,7 +217,7 @@ async fn drive<W: Write>(
              follow it.",
         )
         .surface(surface.clone());
-    let root = std::env::temp_dir().join(format!("skills-agent-{}", std::process::id()));
+    let root = skills_exec::private_root("skills-agent");
     let runtime = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     if let Some(runtime) = &runtime {
         builder = builder

@@ -39,7 +39,7 @@ pub(crate) fn run(
         .enable_all()
         .build()
         .map_err(|e| fail(&e))?;
-    let root = std::env::temp_dir().join(format!("skills-run-{}", std::process::id()));
+    let root = skills_exec::private_root("skills-run");
     let session = "cli";
     let result = runtime.block_on(async {
         let skill = provider.get(&args.name).await.map_err(|e| fail(&e))?;

@@ -7,15 +7,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use skills_core::{
     Attachment, CleanupReport, ExecOutput, ExecRequest, InputSpec, RunRequest, RunResult,
-    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceErrorKind,
-    WorkspaceFile, WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
+    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile,
+    WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::artifact::ArtifactService;
 use crate::capture::DEFAULT_OUTPUT_CAP;
 use crate::engine::{Config, Engine, Launcher, find_bash};
-use crate::fsutil::io_error;
+use crate::fsutil::Owner;
 use crate::policy::CommandPolicy;
+use crate::quota::WorkspaceLimits;
 use crate::sandbox::{Sandbox, SandboxOptions};
 
 /// Default run timeout when the request gives none: 5 minutes.
@@ -35,6 +36,7 @@ pub struct RuntimeBuilder {
     provider: Option<Arc<dyn SkillProvider>>,
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
+    workspace_limits: WorkspaceLimits,
 }
 
 impl RuntimeBuilder {
@@ -49,6 +51,7 @@ impl RuntimeBuilder {
             provider: None,
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
+            workspace_limits: WorkspaceLimits::default(),
         }
     }
 
@@ -90,7 +93,7 @@ impl RuntimeBuilder {
     /// Stages skills from `provider` on demand when a run names a skill that
     /// is not staged yet. Without a provider (the default), a run of a skill
     /// not staged in the session is refused with
-    /// [`WorkspaceErrorKind::SkillNotLoaded`].
+    /// [`WorkspaceErrorKind::SkillNotLoaded`](skills_core::WorkspaceErrorKind::SkillNotLoaded).
     #[must_use]
     pub fn stage_on_demand(mut self, provider: Arc<dyn SkillProvider>) -> Self {
         self.provider = Some(provider);
@@ -104,6 +107,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Sets the workspaces' limits: disk cap, caps requests are clamped to,
+    /// interactive sessions (default [`WorkspaceLimits::default`]; threat
+    /// model H7, H8, H9).
+    #[must_use]
+    pub fn workspace_limits(mut self, limits: WorkspaceLimits) -> Self {
+        self.workspace_limits = limits;
+        self
+    }
+
     /// Sets the sandbox options (used by [`build_sandbox`](Self::build_sandbox)).
     #[must_use]
     pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
@@ -111,19 +123,15 @@ impl RuntimeBuilder {
         self
     }
 
-    fn config(self, launcher: Launcher) -> Result<Config, WorkspaceError> {
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
-        if root.parent().is_none() {
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::InvalidRequest,
-                "the workspace root cannot be the file system root",
-            ));
-        }
+    fn config(
+        self,
+        launcher: Launcher,
+        sandbox_owner: Option<Owner>,
+    ) -> Result<Config, WorkspaceError> {
+        // Created private, or refused when another user could change it
+        // (threat model H1); traversable by the sandbox's user when it has
+        // one (it must reach its session folder to mount it).
+        let (root, root_dir) = crate::root::prepare_root(&self.root, sandbox_owner.is_some())?;
         let host_input_roots = self
             .host_input_roots
             .iter()
@@ -140,12 +148,15 @@ impl RuntimeBuilder {
             provider: self.provider,
             host_input_roots,
             bash: find_bash()?,
+            root_dir: Arc::new(root_dir),
+            sandbox_owner,
+            limits: self.workspace_limits,
         })
     }
 
     /// Builds a [`LocalRuntime`] (creates the workspace root).
     pub fn build(self) -> Result<LocalRuntime, WorkspaceError> {
-        let cfg = self.config(Launcher::Local)?;
+        let cfg = self.config(Launcher::Local, None)?;
         Ok(LocalRuntime {
             engine: Arc::new(Engine::new(cfg, "local")),
         })
@@ -153,15 +164,25 @@ impl RuntimeBuilder {
 
     /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
     /// checks once that it can create its namespaces here (blocking, a few
-    /// milliseconds). Fails with [`WorkspaceErrorKind::Unavailable`] when
+    /// milliseconds). Fails with [`Unavailable`](skills_core::WorkspaceErrorKind::Unavailable) when
     /// bubblewrap is missing or user namespaces are off.
     pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
         let sandbox = Sandbox::probe(&self.sandbox)?;
-        let cfg = self.config(Launcher::Sandbox(sandbox))?;
+        let owner = sandbox_owner(&sandbox);
+        let cfg = self.config(Launcher::Sandbox(sandbox), owner)?;
         Ok(SandboxRuntime {
             engine: Arc::new(Engine::new(cfg, "sandbox")),
         })
     }
+}
+
+/// The host user the sandbox's commands run as, who gets the folders a
+/// command may write (threat model H6): set by the sandbox side when the
+/// runtime runs as root and the sandbox runs as an unprivileged host user
+/// (contract decision 2); `None` while commands keep the runtime's own host
+/// user.
+fn sandbox_owner(_sandbox: &Sandbox) -> Option<Owner> {
+    None
 }
 
 /// Runs skill commands as local processes, one workspace per session under a

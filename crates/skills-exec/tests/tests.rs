@@ -6,9 +6,13 @@
 mod common;
 #[path = "suite/exec.rs"]
 mod exec;
+#[path = "suite/hostile.rs"]
+mod hostile;
 #[path = "suite/local.rs"]
 mod local;
 #[path = "suite/policy.rs"]
 mod policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/workspace_limits.rs"]
+mod workspace_limits;

@@ -57,7 +57,7 @@ async fn run(dir: &str, local: bool) -> Result<ExitCode, Error> {
         .ok_or_else(|| format!("skill `{SKILL}` has no folder on disk"))?;
 
     // Each session gets its own workspace under this root.
-    let root = std::env::temp_dir().join(format!("run-script-{}", std::process::id()));
+    let root = skills_exec::private_root("run-script");
     let runtime: Arc<dyn WorkspaceRuntime> = if local {
         Arc::new(LocalRuntime::builder(&root).build()?)
     } else {
