@@ -275,7 +275,9 @@ async fn stream_run<W: Write>(
         Some(writer) => runner.run_stored(session, writer, prompt, cancel),
         None => runner.run_with_cancel(session, prompt, cancel),
     };
-    let mut err = io::stderr().lock();
+    // Never `lock()`ed: this loop awaits, and a held lock would stop every
+    // other thread that writes to stderr (tokio workers logging with -v).
+    let mut err = io::stderr();
     let mut code = 1;
     let mut ended_line = true;
     while let Some(event) = events.next().await {

@@ -377,13 +377,17 @@ fn main() -> ExitCode {
 /// Runs the command with standard output buffered (a few large writes instead
 /// of one per line), flushed before the exit code is known, so a failed flush
 /// (a closed pipe) is handled like any other write.
+///
+/// Standard output and standard error are never locked for longer than one
+/// write: commands that run async work (`run`, `agent`) wait on other threads,
+/// and a lock held across that wait stops any of them that writes there.
 fn run(cli: Cli) -> Result<u8, Failure> {
     if matches!(cli.command, Command::Mcp { .. }) {
         // Standard output carries the MCP messages: it must stay unlocked
         // and unbuffered here.
         return run_to(cli, &mut io::sink());
     }
-    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
     let result = run_to(cli, &mut out);
     let flushed = out.flush();
     let code = result?;
@@ -535,7 +539,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 json,
             };
             out.flush()?;
-            run::run(provider, args, &mut out, &mut io::stderr().lock())
+            run::run(provider, args, &mut out, &mut io::stderr())
                 .map_err(|run::RunFailure(message)| Failure::usage(message))
         }
         Command::Agent {
