@@ -16,6 +16,7 @@ mod mcp;
 mod report;
 mod run;
 mod sessions;
+mod signal;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -169,9 +170,16 @@ enum Command {
     ///
     /// The endpoint and key come from the environment: OPENAI_API_KEY and
     /// OPENAI_BASE_URL (openai, openai-responses), ANTHROPIC_API_KEY and
-    /// ANTHROPIC_BASE_URL (anthropic). Exit code: 0 when the model finished;
-    /// 1 when the run failed (HTTP error after retries, step limit,
-    /// interrupted); 2 for a usage error (no key, bad --model).
+    /// ANTHROPIC_BASE_URL (anthropic).
+    ///
+    /// SIGTERM or Ctrl-C stops the run before its next model request: the
+    /// request in flight finishes and the tools it asked for run. A second
+    /// signal exits at once.
+    ///
+    /// Exit code: 0 when the model finished or a signal stopped the run
+    /// that way; 1 when the run failed (HTTP error after retries, step
+    /// limit, no step boundary within 8 s of the signal); 130 after a second
+    /// signal; 2 for a usage error (no key, bad --model).
     #[command(after_help = AFTER_HELP)]
     Agent {
         /// PROVIDER:MODEL, where PROVIDER is `openai`, `openai-responses` or
