@@ -138,6 +138,11 @@ enum Command {
     /// Run a command in a skill's folder (a throw-away workspace), then list
     /// the files it produced.
     ///
+    /// After the command's output, a `--- files` line and one line per file
+    /// the run left in `out/` ($OUTPUT_DIR, subfolders included): its path,
+    /// size in bytes and MIME type, separated by tabs. Nothing when `out/`
+    /// is empty.
+    ///
     /// Exit code: the command's own; 124 when it timed out; 125 when a signal
     /// killed it; 2 when it could not be run.
     #[command(after_help = AFTER_HELP)]
@@ -149,8 +154,9 @@ enum Command {
         /// Kill the command and everything it started after SECS seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
-        /// Collect files matching GLOB (relative to the workspace, e.g.
-        /// `out/*.csv`; repeatable).
+        /// List the files matching GLOB (relative to the workspace, e.g.
+        /// `out/*.csv`; repeatable) instead of everything in `out/`; with
+        /// --json their text is included.
         #[arg(long = "output-files", value_name = "GLOB")]
         output_files: Vec<String>,
         /// Print the run result as JSON.
