@@ -508,7 +508,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 // JSON output is always a JSON document.
                 rendered = EMPTY_JSON_CATALOG.to_owned();
             }
-            out.write_all(rendered.as_bytes())?;
+            // The catalog is exactly what a model sees, but never drives a
+            // terminal (the renderer drops control characters already).
+            let shown = text::for_terminal(&rendered, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             for warning in catalog_report::warnings(&catalog, format, limit, &rendered) {
                 eprintln!("warning: {warning}");
             }
@@ -551,6 +554,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 timeout,
                 output_files,
                 json,
+                stdout_terminal: io::stdout().is_terminal(),
+                stderr_terminal: io::stderr().is_terminal(),
             };
             out.flush()?;
             run::run(provider, args, &mut out, &mut io::stderr())
@@ -689,7 +694,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 }
                 failure
             })?;
-            out.write_all(content.text.as_bytes())?;
+            // Unchanged into a pipe or a file; escaped on a terminal, where a
+            // hostile file could set the title or write the clipboard.
+            let shown = text::for_terminal(&content.text, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             Ok(0)
         }
     }

@@ -24,6 +24,11 @@ pub(crate) struct RunArgs {
     pub(crate) timeout: Option<u64>,
     pub(crate) output_files: Vec<String>,
     pub(crate) json: bool,
+    /// Standard output is a terminal: the command's output is escaped there
+    /// ([`crate::text::terminal_safe`]).
+    pub(crate) stdout_terminal: bool,
+    /// Standard error is a terminal.
+    pub(crate) stderr_terminal: bool,
 }
 
 /// Why `skills run` could not run the command (exit code 2).
@@ -112,8 +117,13 @@ fn print(
         serde_json::to_writer_pretty(&mut *out, result)?;
         return writeln!(out);
     }
-    out.write_all(result.stdout.as_bytes())?;
-    err.write_all(result.stderr.as_bytes())?;
+    // The command's output is unchanged into a pipe or a file; on a terminal
+    // its control sequences are escaped (a skill's command, sandboxed or
+    // not, must not set the title or write the clipboard).
+    let shown = crate::text::for_terminal(&result.stdout, args.stdout_terminal);
+    out.write_all(shown.as_bytes())?;
+    let shown = crate::text::for_terminal(&result.stderr, args.stderr_terminal);
+    err.write_all(shown.as_bytes())?;
     for w in &result.warnings {
         writeln!(err, "warning: {}", crate::text::line(w))?;
     }
