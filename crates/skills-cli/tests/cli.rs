@@ -1980,7 +1980,7 @@ fn read_and_run_write_data_unchanged_into_a_pipe() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         stdout,
-        fs::read(root.join("evil/references/notes.md")).unwrap()
+        fs::read(root.join("evil/references/notes.md")).expect("the file is there")
     );
     let (code, stdout, stderr) = run_bytes(
         &["run", "evil", &arg, "--", r"printf '\033]0;T\007out\n'"],
