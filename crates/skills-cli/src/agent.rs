@@ -266,21 +266,21 @@ async fn stream_run<W: Write>(
     out: &mut W,
     usage: &mut Option<Usage>,
 ) -> Result<u8, Failure> {
-    let runner = Runner::builder(model).max_steps(args.max_steps).build();
     let cancel = CancelToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    // SIGTERM/SIGINT stop the run before its next model request (crate::signal).
+    let stop = crate::signal::GracefulStop::install(cancel.clone());
+    let runner = Runner::builder(stop.wrap(model))
+        .max_steps(args.max_steps)
+        .build();
     // A stored session is appended to after every step, forked sub-agents
     // stored as forks of it.
     let mut events = match writer {
         Some(writer) => runner.run_stored(session, writer, prompt, cancel),
         None => runner.run_with_cancel(session, prompt, cancel),
     };
-    let mut err = io::stderr().lock();
+    // Never `lock()`ed: this loop awaits, and a held lock would stop every
+    // other thread that writes to stderr (tokio workers logging with -v).
+    let mut err = io::stderr();
     let mut code = 1;
     let mut ended_line = true;
     while let Some(event) = events.next().await {
@@ -385,6 +385,10 @@ async fn stream_run<W: Write>(
                     writeln!(out)?;
                 }
                 out.flush()?;
+                if stop.stopped(&error) {
+                    eprintln!("[signal] stopped at a step boundary");
+                    return Ok(0);
+                }
                 return Err(Failure {
                     code: 1,
                     message: error.to_string(),

@@ -16,6 +16,7 @@ mod mcp;
 mod report;
 mod run;
 mod sessions;
+mod signal;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -137,6 +138,11 @@ enum Command {
     /// Run a command in a skill's folder (a throw-away workspace), then list
     /// the files it produced.
     ///
+    /// After the command's output, a `--- files` line and one line per file
+    /// the run left in `out/` ($OUTPUT_DIR, subfolders included): its path,
+    /// size in bytes and MIME type, separated by tabs. Nothing when `out/`
+    /// is empty.
+    ///
     /// Exit code: the command's own; 124 when it timed out; 125 when a signal
     /// killed it; 2 when it could not be run.
     #[command(after_help = AFTER_HELP)]
@@ -148,8 +154,9 @@ enum Command {
         /// Kill the command and everything it started after SECS seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
-        /// Collect files matching GLOB (relative to the workspace, e.g.
-        /// `out/*.csv`; repeatable).
+        /// List the files matching GLOB (relative to the workspace, e.g.
+        /// `out/*.csv`; repeatable) instead of everything in `out/`; with
+        /// --json their text is included.
         #[arg(long = "output-files", value_name = "GLOB")]
         output_files: Vec<String>,
         /// Print the run result as JSON.
@@ -169,9 +176,16 @@ enum Command {
     ///
     /// The endpoint and key come from the environment: OPENAI_API_KEY and
     /// OPENAI_BASE_URL (openai, openai-responses), ANTHROPIC_API_KEY and
-    /// ANTHROPIC_BASE_URL (anthropic). Exit code: 0 when the model finished;
-    /// 1 when the run failed (HTTP error after retries, step limit,
-    /// interrupted); 2 for a usage error (no key, bad --model).
+    /// ANTHROPIC_BASE_URL (anthropic).
+    ///
+    /// SIGTERM or Ctrl-C stops the run before its next model request: the
+    /// request in flight finishes and the tools it asked for run. A second
+    /// signal exits at once.
+    ///
+    /// Exit code: 0 when the model finished or a signal stopped the run
+    /// that way; 1 when the run failed (HTTP error after retries, step
+    /// limit, no step boundary within 8 s of the signal); 130 after a second
+    /// signal; 2 for a usage error (no key, bad --model).
     #[command(after_help = AFTER_HELP)]
     Agent {
         /// PROVIDER:MODEL, where PROVIDER is `openai`, `openai-responses` or
@@ -377,13 +391,17 @@ fn main() -> ExitCode {
 /// Runs the command with standard output buffered (a few large writes instead
 /// of one per line), flushed before the exit code is known, so a failed flush
 /// (a closed pipe) is handled like any other write.
+///
+/// Standard output and standard error are never locked for longer than one
+/// write: commands that run async work (`run`, `agent`) wait on other threads,
+/// and a lock held across that wait stops any of them that writes there.
 fn run(cli: Cli) -> Result<u8, Failure> {
     if matches!(cli.command, Command::Mcp { .. }) {
         // Standard output carries the MCP messages: it must stay unlocked
         // and unbuffered here.
         return run_to(cli, &mut io::sink());
     }
-    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
     let result = run_to(cli, &mut out);
     let flushed = out.flush();
     let code = result?;
@@ -490,7 +508,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 // JSON output is always a JSON document.
                 rendered = EMPTY_JSON_CATALOG.to_owned();
             }
-            out.write_all(rendered.as_bytes())?;
+            // The catalog is exactly what a model sees, but never drives a
+            // terminal (the renderer drops control characters already).
+            let shown = text::for_terminal(&rendered, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             for warning in catalog_report::warnings(&catalog, format, limit, &rendered) {
                 eprintln!("warning: {warning}");
             }
@@ -533,9 +554,11 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 timeout,
                 output_files,
                 json,
+                stdout_terminal: io::stdout().is_terminal(),
+                stderr_terminal: io::stderr().is_terminal(),
             };
             out.flush()?;
-            run::run(provider, args, &mut out, &mut io::stderr().lock())
+            run::run(provider, args, &mut out, &mut io::stderr())
                 .map_err(|run::RunFailure(message)| Failure::usage(message))
         }
         Command::Agent {
@@ -671,7 +694,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 }
                 failure
             })?;
-            out.write_all(content.text.as_bytes())?;
+            // Unchanged into a pipe or a file; escaped on a terminal, where a
+            // hostile file could set the title or write the clipboard.
+            let shown = text::for_terminal(&content.text, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             Ok(0)
         }
     }

@@ -1895,3 +1895,129 @@ fn unreadable_skills_fail_validate_and_are_counted_by_list_and_catalog() {
         );
     }
 }
+
+/// A skill that tries to drive the terminal from everywhere the CLI shows:
+/// its description (OSC 52 clipboard write, OSC 0 title, CSI, 8-bit CSI), its
+/// body, a reference file (OSC 52, colours, a lone carriage return) and a
+/// second skill whose broken frontmatter lands in diagnostics.
+fn terminal_hostile_root() -> Root {
+    let root = Root::new();
+    root.write(
+        "evil/SKILL.md",
+        "---\nname: evil\ndescription: \"Evil \\e]52;c;cGF5bG9hZA==\\a, \\e]0;TITLE\\a \\e[2J\\x9b31m done\"\n---\n# Body \u{1b}]0;BODY\u{7} end\nline \u{1b}[31mred\u{1b}[0m\n",
+    );
+    root.write(
+        "evil/references/notes.md",
+        "ref \u{1b}]52;c;cGF5bG9hZA==\u{7} \u{1b}[31mred\u{1b}[0m\r\nok\rFORGED\n\u{9b}2J\n",
+    );
+    root.write(
+        "broken/SKILL.md",
+        "---\nname: broken\ndescription: [\u{1b}]0;DIAG\u{7}\n---\nx\n",
+    );
+    root
+}
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), so standard
+/// output and standard error are a terminal; returns everything it printed.
+/// Fails when `script` is missing: this test cannot check anything without it.
+fn on_terminal(args: &[&str], envs: &[(&str, &str)]) -> Vec<u8> {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_skills"))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect();
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let output = Command::new("script")
+        .args(["-qec", &command.join(" "), "/dev/null"])
+        .current_dir(cwd.path())
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("util-linux `script` runs (it gives the binary a terminal)");
+    output.stdout
+}
+
+/// Why `bytes` would drive a terminal, if it would: an ESC, a BEL, a
+/// backspace, a lone carriage return or an 8-bit CSI/OSC/DCS.
+fn terminal_control(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let bad = match c {
+            '\u{1b}' | '\u{7}' | '\u{8}' | '\u{9b}' | '\u{9d}' | '\u{90}' => true,
+            // The terminal itself turns "\n" into "\r\n" (and a kept "\r\n"
+            // into "\r\r\n"); a "\r" before anything else could overwrite
+            // a line.
+            '\r' => {
+                while chars.peek() == Some(&'\r') {
+                    chars.next();
+                }
+                chars.peek() != Some(&'\n')
+            }
+            _ => false,
+        };
+        if bad {
+            return Some(format!("{:?} in {text:?}", c));
+        }
+    }
+    None
+}
+
+#[test]
+fn no_command_sends_control_sequences_to_a_terminal() {
+    let root = terminal_hostile_root();
+    let arg = root.arg();
+    // Each command, and a word its output must hold (it ran and printed).
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["list", &arg], "TITLE"),
+        (vec!["show", "evil", &arg], "BODY"),
+        (vec!["read", "evil", "references/notes.md", &arg], "FORGED"),
+        (vec!["read", "evil", "SKILL.md", &arg], "BODY"),
+        (vec!["catalog", &arg], "TITLE"),
+        (vec!["catalog", "--format", "markdown", &arg], "TITLE"),
+        (vec!["catalog", "--format", "json", &arg], "TITLE"),
+        (vec!["validate", &arg], "DIAG"),
+        (vec!["report", &arg], "DIAG"),
+        (
+            vec![
+                "run",
+                "evil",
+                &arg,
+                "--",
+                r"printf '\033]52;c;cGF5bG9hZA==\007out\r\n'; printf '\033]0;T\007err\rX\n' >&2",
+            ],
+            "err",
+        ),
+    ];
+    for (args, expected) in cases {
+        // NO_COLOR: `report` colours its own headings on a terminal.
+        let shown = on_terminal(&args, &[("NO_COLOR", "1")]);
+        let text = String::from_utf8_lossy(&shown);
+        assert!(
+            text.contains(expected),
+            "{args:?} did not print `{expected}`: {text:?}"
+        );
+        if let Some(why) = terminal_control(&shown) {
+            panic!("{args:?} sent a control character to the terminal: {why}");
+        }
+    }
+}
+
+#[test]
+fn read_and_run_write_data_unchanged_into_a_pipe() {
+    let root = terminal_hostile_root();
+    let arg = root.arg();
+    let (code, stdout, stderr) = run_bytes(&["read", "evil", "references/notes.md", &arg], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        fs::read(root.join("evil/references/notes.md")).expect("the file is there")
+    );
+    let (code, stdout, stderr) = run_bytes(
+        &["run", "evil", &arg, "--", r"printf '\033]0;T\007out\n'"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, b"\x1b]0;T\x07out\n");
+}
