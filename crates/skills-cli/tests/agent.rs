@@ -801,7 +801,8 @@ fn a_base_url_without_v1_names_the_url_and_the_fix() {
 }
 
 /// The escape sequences an answer may carry: a window title, a clipboard
-/// write (OSC 52), a screen clear and an 8-bit CSI.
+/// write (OSC 52), a screen clear and an 8-bit CSI (a `\r\n` line end is
+/// harmless and kept).
 const HOSTILE_TEXT: &str =
     "Done.\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{9b}31m\r\n\tok\n";
 
@@ -816,7 +817,7 @@ fn assert_defused(output: &str) {
     );
     assert!(
         output
-            .contains("Done.\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x9b31m\\r\n\tok\n"),
+            .contains("Done.\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x9b31m\r\n\tok\n"),
         "{output:?}"
     );
 }
