@@ -8,8 +8,19 @@
 //!   dependency folders: `.git`, `node_modules`, `target`, … see
 //!   [`DEFAULT_SKIP_DIRS`](crate::options::DEFAULT_SKIP_DIRS)) are not searched;
 //!   other dot folders are (vendor libraries keep skills in `.curated/`,
-//!   `.system/`, `.experimental/`). A skill folder is not searched further (its
-//!   subfolders are its resources).
+//!   `.system/`, `.experimental/`).
+//! * A skill folder's subfolders are its files, and may hold skills of their
+//!   own (`acme/billing/refunds/SKILL.md` inside `acme/billing/`): with
+//!   [`FsOptions::nested_skills`] (the default) they are searched too, within
+//!   the same depth and folder limits, and each nested skill is listed on its
+//!   own while its files stay in the enclosing skill's listing (as in rmcp's
+//!   folder catalog). Inside a skill folder only real folders are searched
+//!   (no symlinks, no dot folders, none of [`FsOptions::skip_dirs`]), and
+//!   nothing there is counted or warned about: those folders are files of the
+//!   skill, not a library.
+//! * Every skill records its path below its root (`acme/billing`) as
+//!   [`SkillMetadata::path`](skills_core::SkillMetadata::path); a root that
+//!   is itself a skill folder has its folder name as the path.
 //! * Every folder not searched is counted, one warning per reason: by name
 //!   (`dirs-skipped`), at the depth limit or after the folder limit
 //!   (`discovery-limit`). A folder whose name is not UTF-8 gets a `name-not-utf8`
@@ -42,6 +53,10 @@ use crate::vfs::{FileKind, FileStat, Vfs};
 pub struct DiscoveredSkill {
     /// The skill folder.
     pub dir: PathBuf,
+    /// The folder's path below its root, `/`-separated (`acme/billing`);
+    /// `None` for a folder loaded on its own. Also set as the parsed
+    /// metadata's [`path`](skills_core::SkillMetadata::path).
+    pub path: Option<String>,
     /// Its `SKILL.md` (or `skill.md`), when there is one.
     pub skill_md: Option<PathBuf>,
     /// The parsed skill, when it is usable in the chosen mode.
@@ -146,9 +161,14 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         walk.root(root);
     }
     walk.report_skipped();
-    let loaded = load_all(vfs, options, std::mem::take(&mut walk.pending));
+    let pending = std::mem::take(&mut walk.pending);
+    let loaded = load_all(vfs, options, &pending);
     let mut skill_mds = Vec::with_capacity(loaded.len());
-    for (skill, stamp) in loaded {
+    for ((mut skill, stamp), found) in loaded.into_iter().zip(pending) {
+        if let Some(document) = &mut skill.document {
+            document.metadata.path = Some(found.path.clone());
+        }
+        skill.path = Some(found.path);
         walk.out.skills.push(skill);
         skill_mds.push(stamp);
     }
@@ -167,6 +187,8 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
 /// A skill folder the walk found, to be read and parsed.
 struct Pending {
     dir: PathBuf,
+    /// Below its root, `/`-separated.
+    path: String,
     md: PathBuf,
     stat: Option<FileStat>,
 }
@@ -177,9 +199,9 @@ struct Pending {
 fn load_all(
     vfs: &dyn Vfs,
     options: &FsOptions,
-    pending: Vec<Pending>,
+    pending: &[Pending],
 ) -> Vec<(DiscoveredSkill, Stamp)> {
-    crate::parallel::map(&pending, |p| {
+    crate::parallel::map(pending, |p| {
         load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options)
     })
 }
@@ -212,6 +234,7 @@ pub(crate) fn load_skill_dir_stamped(
         None => (
             DiscoveredSkill {
                 dir: dir.to_path_buf(),
+                path: None,
                 skill_md: None,
                 document: None,
                 diagnostics: vec![Diagnostic::error(
@@ -236,6 +259,7 @@ fn load_skill_md(
 ) -> (DiscoveredSkill, Stamp) {
     let mut skill = DiscoveredSkill {
         dir: dir.to_path_buf(),
+        path: None,
         skill_md: None,
         document: None,
         diagnostics: Vec::new(),
@@ -368,12 +392,16 @@ impl Walk<'_> {
         };
         if let Some((md, stat)) = self.probe(root) {
             if self.first_visit(root, &meta) {
-                self.load(root, md, stat);
+                let path = folder_name(self.vfs, root);
+                self.load(root, &path, md, stat);
+                if self.options.nested_skills {
+                    self.children(root, 1, &path, true);
+                }
             }
             return;
         }
         self.first_visit(root, &meta);
-        self.children(root, 1);
+        self.children(root, 1, "", false);
     }
 
     /// [`find_skill_md_in`], trying the common case first: one `stat` of
@@ -387,9 +415,10 @@ impl Walk<'_> {
         }
     }
 
-    fn load(&mut self, dir: &Path, md: PathBuf, stat: Option<FileStat>) {
+    fn load(&mut self, dir: &Path, path: &str, md: PathBuf, stat: Option<FileStat>) {
         self.pending.push(Pending {
             dir: dir.to_path_buf(),
+            path: path.to_owned(),
             md,
             stat,
         });
@@ -403,11 +432,17 @@ impl Walk<'_> {
         }
     }
 
-    /// Searches the children of `dir` (at `depth` below the root); returns how many
-    /// skill folders were found.
-    fn children(&mut self, dir: &Path, depth: usize) -> usize {
+    /// Searches the children of `dir` (at `depth` below the root, at `rel`
+    /// below it; `in_skill`: `dir` is a skill folder or inside one); returns
+    /// how many skill folders were found.
+    fn children(&mut self, dir: &Path, depth: usize, rel: &str, in_skill: bool) -> usize {
         let entries = match self.vfs.read_dir(dir) {
             Ok(entries) => entries,
+            Err(err) if in_skill => {
+                // A folder of a skill's files: the listing skips it the same way.
+                tracing::debug!(folder = %dir.display(), error = %err, "cannot list a folder inside a skill");
+                return 0;
+            }
             Err(err) => {
                 // Vanished since it was seen: a race, not a broken library.
                 let diag = if err.kind() == std::io::ErrorKind::NotFound {
@@ -430,19 +465,32 @@ impl Walk<'_> {
         for name in names {
             let path = dir.join(&name);
             let text = name.to_str();
-            if let Some(text) = text
-                && self.options.skip_dirs.iter().any(|d| d == text)
-            {
-                if self.vfs.metadata(&path).is_ok_and(|m| m.is_dir()) {
-                    *self.skipped.by_name.entry(text.to_owned()).or_default() += 1;
+            let skipped_name = text.is_some_and(|t| self.options.skip_dirs.iter().any(|d| d == t));
+            let meta = if in_skill {
+                // Only the real, visible folders of a skill (the files the
+                // listing shows); nothing skipped here is counted.
+                if skipped_name || text.is_none_or(|t| t.starts_with('.')) {
+                    continue;
                 }
-                continue;
-            }
-            let meta = match self.vfs.metadata(&path) {
-                Ok(meta) if meta.is_dir() => meta,
-                _ => continue,
+                match self.vfs.symlink_metadata(&path) {
+                    Ok(meta) if meta.is_dir() => meta,
+                    _ => continue,
+                }
+            } else {
+                if let Some(text) = text
+                    && skipped_name
+                {
+                    if self.vfs.metadata(&path).is_ok_and(|m| m.is_dir()) {
+                        *self.skipped.by_name.entry(text.to_owned()).or_default() += 1;
+                    }
+                    continue;
+                }
+                match self.vfs.metadata(&path) {
+                    Ok(meta) if meta.is_dir() => meta,
+                    _ => continue,
+                }
             };
-            if text.is_none() {
+            let Some(text) = text else {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::NameNotUtf8,
                     format!(
@@ -451,7 +499,12 @@ impl Walk<'_> {
                     ),
                 ));
                 continue;
-            }
+            };
+            let child_rel = if rel.is_empty() {
+                text.to_owned()
+            } else {
+                format!("{rel}/{text}")
+            };
             if self.dirs_seen >= self.options.max_dirs {
                 self.skipped.by_count += 1;
                 continue;
@@ -463,17 +516,22 @@ impl Walk<'_> {
             // Stat taken before the folder is read: any later change shows.
             self.dirs.push(Stamp::new(&path, Some(meta)));
             if let Some((md, stat)) = self.probe(&path) {
-                self.load(&path, md, stat);
+                self.load(&path, &child_rel, md, stat);
                 found += 1;
+                if self.options.nested_skills && depth < self.options.max_depth {
+                    found += self.children(&path, depth + 1, &child_rel, true);
+                }
                 continue;
             }
             let below = if depth < self.options.max_depth {
-                self.children(&path, depth + 1)
+                self.children(&path, depth + 1, &child_rel, in_skill)
             } else {
-                self.skipped.by_depth += 1;
+                if !in_skill {
+                    self.skipped.by_depth += 1;
+                }
                 0
             };
-            if below == 0 && depth == 1 && looks_like_skill(self.vfs, &path) {
+            if below == 0 && depth == 1 && !in_skill && looks_like_skill(self.vfs, &path) {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::SkillMdMissing,
                     format!(
@@ -550,6 +608,22 @@ impl Walk<'_> {
             ));
         }
     }
+}
+
+/// The name of the folder `dir` (of the real folder for `.` or `..`), for the
+/// path of a root that is itself a skill folder.
+fn folder_name(vfs: &dyn Vfs, dir: &Path) -> String {
+    let canonical = dir
+        .file_name()
+        .is_none()
+        .then(|| vfs.canonicalize(dir).ok())
+        .flatten();
+    canonical
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn plural(n: usize) -> &'static str {
