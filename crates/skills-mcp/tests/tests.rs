@@ -122,8 +122,8 @@ async fn the_extension_answers_like_rmcps_folder_catalog() {
     assert_eq!(ours.len(), theirs.len());
     for (a, b) in ours.iter().zip(&theirs) {
         assert_eq!(a.uri, b.uri);
-        assert_eq!(a.frontmatter.name, b.frontmatter.name);
-        assert_eq!(a.frontmatter.description, b.frontmatter.description);
+        // Every field, as the file has it.
+        assert_eq!(a.frontmatter, b.frontmatter, "{}", a.uri);
         assert_eq!(a.resources, b.resources, "manifest of {}", a.uri);
         let got = client
             .get_skill(GetSkillRequestParams::new(a.uri.clone()))
@@ -539,4 +539,8 @@ async fn many_connections_share_one_server() {
     for client in clients {
         client.cancel().await.unwrap();
     }
+}
+
+mod it {
+    mod paths;
 }
