@@ -12,7 +12,8 @@
 //!   included), binary files as base64 blobs, `resources/directory/read`;
 //!   a skill that cannot be listed is left out with a warning;
 //! * the fallback tools `load_skill` and `read_skill_file` for clients
-//!   without the extension, and with a [`WorkspaceRuntime`] the run tools;
+//!   without the extension, and with a [`WorkspaceRuntime`] the run tools,
+//!   all with MCP tool annotations;
 //! * the catalog, sorted and byte-stable, as the server's instructions;
 //! * `notifications/resources/list_changed` when the catalog changes.
 //!

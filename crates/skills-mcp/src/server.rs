@@ -15,7 +15,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -122,7 +122,7 @@ impl SkillsServerBuilder {
                     serde_json::Value::Object(map) => map,
                     _ => serde_json::Map::new(),
                 };
-                Tool::new(spec.name, spec.description, schema)
+                annotate(Tool::new(spec.name, spec.description, schema))
             })
             .collect();
         let (changes, _) = watch::channel(0u64);
@@ -163,7 +163,9 @@ impl SkillsServerBuilder {
 ///   warning, never failing the listing;
 /// * the tools `load_skill` and `read_skill_file` (and the run tools with a
 ///   [`runtime`](SkillsServerBuilder::runtime)) for clients without the
-///   extension, answered by `skills-agent`'s tool logic;
+///   extension, answered by `skills-agent`'s tool logic, each with its MCP
+///   annotations (the read tools read-only, idempotent, closed-world; the run
+///   tools not read-only);
 /// * the catalog (sorted, byte-stable) as the server's instructions;
 /// * `notifications/resources/list_changed` when the catalog changes.
 ///
@@ -382,6 +384,54 @@ fn manifest_error(err: ManifestError) -> McpError {
         | ManifestError::NotListable(m) => McpError::invalid_params(m, None),
         ManifestError::Unreadable(m) => McpError::internal_error(m, None),
     }
+}
+
+/// What a tool does to its environment, for its MCP annotations.
+#[derive(Clone, Copy)]
+enum Effect {
+    /// Reads skills: read-only, idempotent, closed-world.
+    Read,
+    /// Runs a command or feeds a running one: anything can happen.
+    Run,
+    /// Reads a session's new output (which it consumes).
+    Poll,
+    /// Stops a session.
+    Kill,
+}
+
+/// The tool with its title and MCP annotations (`readOnlyHint`,
+/// `destructiveHint`, `idempotentHint`, `openWorldHint`). Clients decide on
+/// them whether a call needs the user's approval: Codex CLI refuses tools
+/// without them under its default policy. A tool not known here gets the
+/// most careful hints.
+fn annotate(tool: Tool) -> Tool {
+    let (title, effect) = match tool.name.as_ref() {
+        "load_skill" | "skill_load" | "skill" => ("Load skill", Effect::Read),
+        "read_skill_file" => ("Read skill file", Effect::Read),
+        "search_skills" => ("Search skills", Effect::Read),
+        "run_skill_command" | "skill_run" => ("Run skill command", Effect::Run),
+        "start_skill_session" | "skill_exec" => ("Start skill session", Effect::Run),
+        "write_skill_session" | "skill_write_stdin" => ("Write to skill session", Effect::Run),
+        "poll_skill_session" | "skill_poll_session" => ("Poll skill session", Effect::Poll),
+        "kill_skill_session" | "skill_kill_session" => ("Kill skill session", Effect::Kill),
+        other => (other, Effect::Run),
+    };
+    // (read only, destructive, idempotent, open world)
+    let (read_only, destructive, idempotent, open_world) = match effect {
+        Effect::Read => (true, false, true, false),
+        // A command may do anything the runtime lets it: write files, reach
+        // the network (`--run local`), run for a long time.
+        Effect::Run => (false, true, false, true),
+        Effect::Poll => (false, false, false, false),
+        Effect::Kill => (false, true, true, false),
+    };
+    let title = title.to_owned();
+    let annotations = ToolAnnotations::with_title(title.clone())
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(open_world);
+    tool.with_title(title).with_annotations(annotations)
 }
 
 /// Polls the provider and announces catalog changes until `stop`.

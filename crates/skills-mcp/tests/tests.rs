@@ -275,6 +275,17 @@ async fn the_fallback_tools_load_and_read() {
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["load_skill", "read_skill_file"]);
+    // Read-only, idempotent, closed-world: clients such as Codex CLI call
+    // them without asking (they refuse tools without annotations).
+    for tool in &tools {
+        let hints = tool.annotations.as_ref().expect("annotated");
+        assert!(tool.title.is_some(), "{}", tool.name);
+        assert_eq!(hints.title, tool.title);
+        assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
+        assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+        assert_eq!(hints.idempotent_hint, Some(true), "{}", tool.name);
+        assert_eq!(hints.open_world_hint, Some(false), "{}", tool.name);
+    }
     let args = |v: serde_json::Value| v.as_object().unwrap().clone();
     let loaded = client
         .call_tool(
