@@ -37,6 +37,7 @@
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
@@ -394,14 +395,12 @@ impl Walk<'_> {
             if self.first_visit(root, &meta) {
                 let path = folder_name(self.vfs, root);
                 self.load(root, &path, md, stat);
-                if self.options.nested_skills {
-                    self.children(root, 1, &path, true);
-                }
+                self.nested_in(root, 1, &path);
             }
             return;
         }
         self.first_visit(root, &meta);
-        self.children(root, 1, "", false);
+        self.children(root, 1, "");
     }
 
     /// [`find_skill_md_in`], trying the common case first: one `stat` of
@@ -433,16 +432,10 @@ impl Walk<'_> {
     }
 
     /// Searches the children of `dir` (at `depth` below the root, at `rel`
-    /// below it; `in_skill`: `dir` is a skill folder or inside one); returns
-    /// how many skill folders were found.
-    fn children(&mut self, dir: &Path, depth: usize, rel: &str, in_skill: bool) -> usize {
+    /// below it); returns how many skill folders were found.
+    fn children(&mut self, dir: &Path, depth: usize, rel: &str) -> usize {
         let entries = match self.vfs.read_dir(dir) {
             Ok(entries) => entries,
-            Err(err) if in_skill => {
-                // A folder of a skill's files: the listing skips it the same way.
-                tracing::debug!(folder = %dir.display(), error = %err, "cannot list a folder inside a skill");
-                return 0;
-            }
             Err(err) => {
                 // Vanished since it was seen: a race, not a broken library.
                 let diag = if err.kind() == std::io::ErrorKind::NotFound {
@@ -465,30 +458,17 @@ impl Walk<'_> {
         for name in names {
             let path = dir.join(&name);
             let text = name.to_str();
-            let skipped_name = text.is_some_and(|t| self.options.skip_dirs.iter().any(|d| d == t));
-            let meta = if in_skill {
-                // Only the real, visible folders of a skill (the files the
-                // listing shows); nothing skipped here is counted.
-                if skipped_name || text.is_none_or(|t| t.starts_with('.')) {
-                    continue;
+            if let Some(text) = text
+                && self.options.skip_dirs.iter().any(|d| d == text)
+            {
+                if self.vfs.metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    *self.skipped.by_name.entry(text.to_owned()).or_default() += 1;
                 }
-                match self.vfs.symlink_metadata(&path) {
-                    Ok(meta) if meta.is_dir() => meta,
-                    _ => continue,
-                }
-            } else {
-                if let Some(text) = text
-                    && skipped_name
-                {
-                    if self.vfs.metadata(&path).is_ok_and(|m| m.is_dir()) {
-                        *self.skipped.by_name.entry(text.to_owned()).or_default() += 1;
-                    }
-                    continue;
-                }
-                match self.vfs.metadata(&path) {
-                    Ok(meta) if meta.is_dir() => meta,
-                    _ => continue,
-                }
+                continue;
+            }
+            let meta = match self.vfs.metadata(&path) {
+                Ok(meta) if meta.is_dir() => meta,
+                _ => continue,
             };
             let Some(text) = text else {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -517,21 +497,16 @@ impl Walk<'_> {
             self.dirs.push(Stamp::new(&path, Some(meta)));
             if let Some((md, stat)) = self.probe(&path) {
                 self.load(&path, &child_rel, md, stat);
-                found += 1;
-                if self.options.nested_skills && depth < self.options.max_depth {
-                    found += self.children(&path, depth + 1, &child_rel, true);
-                }
+                found += 1 + self.nested_in(&path, depth + 1, &child_rel);
                 continue;
             }
             let below = if depth < self.options.max_depth {
-                self.children(&path, depth + 1, &child_rel, in_skill)
+                self.children(&path, depth + 1, &child_rel)
             } else {
-                if !in_skill {
-                    self.skipped.by_depth += 1;
-                }
+                self.skipped.by_depth += 1;
                 0
             };
-            if below == 0 && depth == 1 && !in_skill && looks_like_skill(self.vfs, &path) {
+            if below == 0 && depth == 1 && looks_like_skill(self.vfs, &path) {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::SkillMdMissing,
                     format!(
@@ -541,6 +516,89 @@ impl Walk<'_> {
                 ));
             }
             found += below;
+        }
+        found
+    }
+
+    /// Searches the skill folder `skill` (at `rel` below the root) for nested
+    /// skills, its subfolders being at `depth`; returns how many were found.
+    /// Nothing when [`FsOptions::nested_skills`] is off or `depth` is past the
+    /// limit.
+    fn nested_in(&mut self, skill: &Path, depth: usize, rel: &str) -> usize {
+        if !self.options.nested_skills || depth > self.options.max_depth {
+            return 0;
+        }
+        match self.vfs.read_dir_kinds(skill) {
+            Ok(entries) => self.nested(skill, entries, depth, rel),
+            Err(err) => {
+                tracing::debug!(folder = %skill.display(), error = %err, "cannot list a skill folder");
+                0
+            }
+        }
+    }
+
+    /// Searches the `entries` of `dir`, a skill folder or a folder inside
+    /// one (its subfolders at `depth`, at `rel` below the root), for nested
+    /// skills. Only real, visible folders are searched (the files the listing
+    /// shows), and nothing skipped here is counted or warned about: a skill's
+    /// folders are its files, not a library. The listing tells folders from
+    /// files, so files cost no `stat`; each folder costs one `lstat` (its
+    /// stamp for the staleness check) and one `read_dir`, which also tells
+    /// whether it holds a `SKILL.md`.
+    fn nested(
+        &mut self,
+        dir: &Path,
+        mut entries: Vec<(OsString, Option<FileKind>)>,
+        depth: usize,
+        rel: &str,
+    ) -> usize {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut found = 0;
+        for (name, kind) in entries {
+            let Some(text) = name.to_str() else {
+                continue;
+            };
+            if text.starts_with('.')
+                || self.options.skip_dirs.iter().any(|d| d == text)
+                || kind.is_some_and(|k| k != FileKind::Dir)
+            {
+                continue;
+            }
+            let path = dir.join(&name);
+            let meta = match self.vfs.symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => meta,
+                _ => continue,
+            };
+            if self.dirs_seen >= self.options.max_dirs {
+                self.skipped.by_count += 1;
+                continue;
+            }
+            self.dirs_seen += 1;
+            if !self.first_visit(&path, &meta) {
+                continue;
+            }
+            // Stat taken before the folder is read: any later change shows.
+            self.dirs.push(Stamp::new(&path, Some(meta)));
+            let children = match self.vfs.read_dir_kinds(&path) {
+                Ok(children) => children,
+                Err(err) => {
+                    tracing::debug!(folder = %path.display(), error = %err, "cannot list a folder inside a skill");
+                    continue;
+                }
+            };
+            let child_rel = format!("{rel}/{text}");
+            let manifest = ["SKILL.md", "skill.md"].into_iter().find(|md| {
+                children
+                    .iter()
+                    .any(|(n, k)| n == md && *k != Some(FileKind::Dir))
+            });
+            if let Some(md) = manifest {
+                self.load(&path, &child_rel, path.join(md), None);
+                found += 1;
+            }
+            if depth < self.options.max_depth {
+                found += self.nested(&path, children, depth + 1, &child_rel);
+            }
         }
         found
     }
