@@ -423,6 +423,23 @@ impl Walk<'_> {
         });
     }
 
+    /// Counts the folder `path` against the folder limit and records its
+    /// stamp (`meta`, taken before it is read: any later change shows);
+    /// `false` when it is not to be searched (the limit is reached, counted
+    /// in the warning, or it was visited already).
+    fn enter(&mut self, path: &Path, meta: FileStat) -> bool {
+        if self.dirs_seen >= self.options.max_dirs {
+            self.skipped.by_count += 1;
+            return false;
+        }
+        self.dirs_seen += 1;
+        if !self.first_visit(path, &meta) {
+            return false;
+        }
+        self.dirs.push(Stamp::new(path, Some(meta)));
+        true
+    }
+
     /// Records a folder; `false` when it was already visited (loop or alias).
     fn first_visit(&mut self, dir: &Path, meta: &FileStat) -> bool {
         match dir_id(self.vfs, dir, meta) {
@@ -485,16 +502,9 @@ impl Walk<'_> {
             } else {
                 format!("{rel}/{text}")
             };
-            if self.dirs_seen >= self.options.max_dirs {
-                self.skipped.by_count += 1;
+            if !self.enter(&path, meta) {
                 continue;
             }
-            self.dirs_seen += 1;
-            if !self.first_visit(&path, &meta) {
-                continue;
-            }
-            // Stat taken before the folder is read: any later change shows.
-            self.dirs.push(Stamp::new(&path, Some(meta)));
             if let Some((md, stat)) = self.probe(&path) {
                 self.load(&path, &child_rel, md, stat);
                 found += 1 + self.nested_in(&path, depth + 1, &child_rel);
@@ -569,16 +579,9 @@ impl Walk<'_> {
                 Ok(meta) if meta.is_dir() => meta,
                 _ => continue,
             };
-            if self.dirs_seen >= self.options.max_dirs {
-                self.skipped.by_count += 1;
+            if !self.enter(&path, meta) {
                 continue;
             }
-            self.dirs_seen += 1;
-            if !self.first_visit(&path, &meta) {
-                continue;
-            }
-            // Stat taken before the folder is read: any later change shows.
-            self.dirs.push(Stamp::new(&path, Some(meta)));
             let children = match self.vfs.read_dir_kinds(&path) {
                 Ok(children) => children,
                 Err(err) => {
