@@ -202,8 +202,7 @@ impl Manifests {
 
 /// `SKILL.md` as the provider has it, or rebuilt for providers without files:
 /// the frontmatter as written, or (for a skill defined in code, which has no
-/// frontmatter text) the metadata's fields, one `"key": JSON` line each, which
-/// every YAML parser reads back as the same fields.
+/// frontmatter text) the metadata's fields written as YAML.
 pub(crate) async fn skill_md_bytes(provider: &dyn SkillProvider, skill: &Skill) -> bytes::Bytes {
     if let Ok(file) = provider.read_resource_bytes(skill.name(), SKILL_MD).await {
         return file.bytes;
@@ -211,17 +210,46 @@ pub(crate) async fn skill_md_bytes(provider: &dyn SkillProvider, skill: &Skill) 
     let metadata = &skill.metadata;
     let frontmatter = if metadata.raw_frontmatter.trim().is_empty() {
         let mut lines = String::new();
-        for (key, value) in metadata_fields(metadata) {
-            lines.push_str(&Value::String(key).to_string());
-            lines.push_str(": ");
-            lines.push_str(&value.to_string());
-            lines.push('\n');
+        for (key, value) in &metadata_fields(metadata) {
+            write_yaml_field(&mut lines, 0, key, value);
         }
         lines
     } else {
         format!("{}\n", metadata.raw_frontmatter.trim_end())
     };
     bytes::Bytes::from(format!("---\n{frontmatter}---\n{}\n", skill.body))
+}
+
+/// Writes `key: value` as block-style YAML at `indent` spaces, every key and
+/// string double-quoted with JSON's escapes (a subset of YAML's), so any YAML
+/// parser, StrictYAML-style ones included, reads back exactly `value`. List
+/// items that are themselves lists or mappings are written in flow style.
+fn write_yaml_field(out: &mut String, indent: usize, key: &str, value: &Value) {
+    out.extend(std::iter::repeat_n(' ', indent));
+    out.push_str(&Value::String(key.to_owned()).to_string());
+    out.push(':');
+    match value {
+        Value::Object(fields) if !fields.is_empty() => {
+            out.push('\n');
+            for (key, value) in fields {
+                write_yaml_field(out, indent + 2, key, value);
+            }
+        }
+        Value::Array(items) if !items.is_empty() => {
+            out.push('\n');
+            for item in items {
+                out.extend(std::iter::repeat_n(' ', indent + 2));
+                out.push_str("- ");
+                out.push_str(&item.to_string());
+                out.push('\n');
+            }
+        }
+        scalar => {
+            out.push(' ');
+            out.push_str(&scalar.to_string());
+            out.push('\n');
+        }
+    }
 }
 
 /// The frontmatter fields of a skill as its `SKILL.md` has them.

@@ -572,5 +572,6 @@ async fn many_connections_share_one_server() {
 }
 
 mod it {
+    mod in_code;
     mod paths;
 }
