@@ -285,3 +285,75 @@ fn skill_paths_end_in_the_name() {
         "docs/pdf-tools"
     );
 }
+
+/// Two roots put different files at one URI: `billing` (first root) has a
+/// plain folder `refunds/` with `notes.md`, the second root has the skill
+/// `refunds` at the same path with its own `notes.md`. The URI serves the
+/// nested skill's file, so `billing`'s manifest leaves its copy out (with a
+/// warning): every digest listed matches what `resources/read` serves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_two_roots_put_at_one_uri_is_listed_once() {
+    let first = tempfile::tempdir().unwrap();
+    let second = tempfile::tempdir().unwrap();
+    write(
+        &first.path().join("acme/billing/SKILL.md"),
+        b"---\nname: billing\ndescription: Bills.\n---\nBilling.\n",
+    );
+    write(
+        &first.path().join("acme/billing/refunds/notes.md"),
+        b"first\n",
+    );
+    write(&first.path().join("acme/billing/rates.md"), b"rates\n");
+    write(
+        &second.path().join("acme/billing/refunds/SKILL.md"),
+        b"---\nname: refunds\ndescription: Refunds.\n---\nRefunds.\n",
+    );
+    write(
+        &second.path().join("acme/billing/refunds/notes.md"),
+        b"second\n",
+    );
+    let provider = FsProvider::new(
+        [first.path().to_path_buf(), second.path().to_path_buf()],
+        FsOptions::default(),
+    );
+    let client = serve(provider).await;
+    let skills = client.list_all_skills().await.unwrap();
+    let uris: Vec<&str> = skills.iter().map(|s| s.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://acme/billing/SKILL.md",
+            "skill://acme/billing/refunds/SKILL.md"
+        ]
+    );
+    let notes = "skill://acme/billing/refunds/notes.md";
+    for skill in &skills {
+        let SkillResources::Files(files) = &skill.resources else {
+            panic!("a static manifest");
+        };
+        let listed: Vec<&str> = files.iter().map(|f| f.uri.as_str()).collect();
+        // billing keeps its own files, not the one the URI does not serve.
+        if skill.name() == "billing" {
+            assert_eq!(
+                listed,
+                [
+                    "skill://acme/billing/SKILL.md",
+                    "skill://acme/billing/rates.md"
+                ]
+            );
+        }
+        for file in files {
+            let read = client
+                .read_resource(ReadResourceRequestParams::new(file.uri.clone()))
+                .await
+                .unwrap();
+            file.verify(&bytes_of(&read.contents[0])).unwrap();
+        }
+    }
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(notes))
+        .await
+        .unwrap();
+    assert_eq!(bytes_of(&read.contents[0]), b"second\n");
+    client.cancel().await.unwrap();
+}
