@@ -242,12 +242,8 @@ pub(crate) async fn start(
             .timeout
             .map_or(engine.cfg.max_timeout, Duration::from_secs)
             .min(engine.cfg.max_timeout);
-        let mut cmd = tokio::process::Command::new(&prepared.program);
-        cmd.args(&prepared.args)
-            .current_dir(&prepared.cwd)
-            .env_clear()
-            .envs(&prepared.env)
-            .kill_on_drop(true);
+        let mut cmd = engine.spawn_command(&prepared, None, Vec::new())?;
+        cmd.kill_on_drop(true);
         #[cfg(unix)]
         cmd.process_group(0);
         let spawn_err = |e: std::io::Error| {

@@ -224,20 +224,6 @@ impl DirHandle {
         let fd = openat(&self.0, name, flags, Mode::from_raw_mode(mode))?;
         fs::File::from(fd).write_all(bytes)
     }
-
-    /// Makes the FIFO `name` in this folder and opens its reading end
-    /// (non-blocking, never through a link).
-    pub(crate) fn fifo_reader(&self, name: &str) -> io::Result<std::os::fd::OwnedFd> {
-        use rustix::fs::{FileType, Mode, OFlags, mknodat, openat};
-        mknodat(&self.0, name, FileType::Fifo, Mode::from_raw_mode(0o600), 0)?;
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        Ok(openat(&self.0, name, flags, Mode::empty())?)
-    }
-
-    /// Removes the file `name` from this folder, if there.
-    pub(crate) fn remove(&self, name: &str) {
-        let _ = rustix::fs::unlinkat(&self.0, name, rustix::fs::AtFlags::empty());
-    }
 }
 
 /// Joins a checked relative path (from

@@ -15,6 +15,7 @@ use crate::artifact::ArtifactService;
 use crate::capture::DEFAULT_OUTPUT_CAP;
 use crate::engine::{Config, Engine, Launcher, find_bash};
 use crate::fsutil::io_error;
+use crate::limits::{Enforcement, Kind, RunLimits};
 use crate::policy::CommandPolicy;
 use crate::sandbox::{Sandbox, SandboxOptions};
 
@@ -35,6 +36,7 @@ pub struct RuntimeBuilder {
     provider: Option<Arc<dyn SkillProvider>>,
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
+    limits: RunLimits,
 }
 
 impl RuntimeBuilder {
@@ -49,6 +51,7 @@ impl RuntimeBuilder {
             provider: None,
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
+            limits: RunLimits::default(),
         }
     }
 
@@ -111,7 +114,20 @@ impl RuntimeBuilder {
         self
     }
 
-    fn config(self, launcher: Launcher) -> Result<Config, WorkspaceError> {
+    /// Sets the limits of every run (default [`RunLimits::default`]: 512
+    /// processes, 2 GiB of memory, 1 GiB files, a 512 MiB `/tmp` and a
+    /// 64 MiB `/dev/shm` in the sandbox). See docs/exec.md, "Limits".
+    #[must_use]
+    pub fn limits(mut self, limits: RunLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    fn config(
+        self,
+        launcher: Launcher,
+        enforcement: Arc<Enforcement>,
+    ) -> Result<Config, WorkspaceError> {
         std::fs::create_dir_all(&self.root)
             .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
         let root = self
@@ -140,24 +156,40 @@ impl RuntimeBuilder {
             provider: self.provider,
             host_input_roots,
             bash: find_bash()?,
+            enforcement,
         })
     }
 
     /// Builds a [`LocalRuntime`] (creates the workspace root).
     pub fn build(self) -> Result<LocalRuntime, WorkspaceError> {
-        let cfg = self.config(Launcher::Local)?;
+        let enforcement = Arc::new(Enforcement::new(self.limits.clone(), Kind::Local));
+        let cfg = self.config(Launcher::Local, enforcement)?;
         Ok(LocalRuntime {
             engine: Arc::new(Engine::new(cfg, "local")),
         })
     }
 
     /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
-    /// checks once that it can create its namespaces here (blocking, a few
-    /// milliseconds). Fails with [`WorkspaceErrorKind::Unavailable`] when
-    /// bubblewrap is missing or user namespaces are off.
+    /// the sandbox helper ([`find_helper`](crate::find_helper)), and checks
+    /// what can be checked without starting them (blocking, no process
+    /// started: the first run starts the sandbox). Fails with
+    /// [`WorkspaceErrorKind::Unavailable`] when bubblewrap or the helper is
+    /// missing or user namespaces are off; a sandbox that still cannot
+    /// start makes the first run fail with the same kind and `bwrap`'s
+    /// reason.
     pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
-        let sandbox = Sandbox::probe(&self.sandbox)?;
-        let cfg = self.config(Launcher::Sandbox(sandbox))?;
+        let sandbox = Sandbox::new(&self.sandbox, self.limits.clone())?;
+        if let Some(owner) = sandbox.owner() {
+            // `bwrap` runs as the sandbox user and mounts workspaces by
+            // name: it must be able to reach the root.
+            let root = self
+                .root
+                .canonicalize()
+                .unwrap_or_else(|_| self.root.clone());
+            crate::sandbox::check_reachable(&root.join("x"), owner)?;
+        }
+        let enforcement = Arc::clone(&sandbox.enforcement);
+        let cfg = self.config(Launcher::Sandbox(Box::new(sandbox)), enforcement)?;
         Ok(SandboxRuntime {
             engine: Arc::new(Engine::new(cfg, "sandbox")),
         })

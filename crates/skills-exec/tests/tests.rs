@@ -6,6 +6,8 @@
 mod common;
 #[path = "suite/exec.rs"]
 mod exec;
+#[path = "suite/limits.rs"]
+mod limits;
 #[path = "suite/local.rs"]
 mod local;
 #[path = "suite/policy.rs"]

@@ -116,6 +116,9 @@ pub fn main_with_args(args: impl IntoIterator<Item = OsString>) -> i32 {
 fn helper_main(args: impl Iterator<Item = OsString>) -> i32 {
     #[cfg(target_os = "linux")]
     {
+        // Its name in `ps` and /proc (started through /proc/self/fd, it
+        // would show as a number).
+        let _ = rustix::thread::set_name(c"skills-sandbox");
         match parse(args) {
             Ok(Mode::Supervise(cfg)) => match supervisor::supervise(&cfg) {
                 Ok(()) => 0,
