@@ -84,6 +84,12 @@ impl Confinement {
             rustix::process::setrlimit(*resource, limit)?;
         }
         sys::cloexec_from(3);
+        // No capability can come back, not even through a file's
+        // capabilities (where the process may still drop them: a slot's
+        // init can, a `bwrap` per run dropped them already).
+        for cap in rustix::thread::CapabilitySet::all().iter() {
+            let _ = rustix::thread::remove_capability_from_bounding_set(cap);
+        }
         if let Some(ruleset) = &self.landlock {
             ruleset
                 .try_clone()?

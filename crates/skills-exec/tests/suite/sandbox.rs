@@ -754,7 +754,7 @@ async fn host_secrets_and_kernel_settings_are_out_of_reach() {
                    unshare -Uru hostname evil2 2>/dev/null && echo UNSHARED; \
                    python3 -c 'import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)' 2>/dev/null && echo VSOCK; \
                    (echo 500 > /proc/self/oom_score_adj) 2>/dev/null && echo WROTE:proc; \
-                   grep -E '^(Seccomp|NoNewPrivs|CapEff):' /proc/self/status; hostname";
+                   grep -E '^(Seccomp|NoNewPrivs|CapEff|CapBnd):' /proc/self/status; hostname";
         let r = run(&rt, "s", RunRequest::new("sec", cmd)).await;
         for bad in ["READ:", "WROTE:", "CHANGED:", "UNSHARED", "VSOCK"] {
             assert!(
@@ -764,8 +764,14 @@ async fn host_secrets_and_kernel_settings_are_out_of_reach() {
             );
         }
         assert!(r.stdout.contains("refused:/etc/shadow"), "{}", r.stdout);
-        // The seccomp filter (mode 2), no new privileges, no capabilities.
-        for want in ["Seccomp:\t2", "NoNewPrivs:\t1", "CapEff:\t0000000000000000"] {
+        // The seccomp filter (mode 2), no new privileges, no capabilities
+        // now or ever.
+        for want in [
+            "Seccomp:\t2",
+            "NoNewPrivs:\t1",
+            "CapEff:\t0000000000000000",
+            "CapBnd:\t0000000000000000",
+        ] {
             assert!(
                 r.stdout.contains(want),
                 "per_run={per_run}: {want} in {}",
