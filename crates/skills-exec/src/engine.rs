@@ -621,12 +621,7 @@ impl Engine {
                 ));
             }
         }
-        let enforcement = Arc::clone(&self.cfg.enforcement);
-        let mut cgroup = match tokio::task::spawn_blocking(move || enforcement.cgroup()).await {
-            Ok(Some(Ok(c))) => Some(c),
-            Ok(Some(Err(e))) => return Err(io_error("creating the run's cgroup", e)),
-            _ => None,
-        };
+        let mut cgroup = crate::limits::run_cgroup(&self.cfg.enforcement).await?;
         let procs = match &cgroup {
             Some(c) => c.procs().map_err(|e| io_error("the run's cgroup", e))?,
             None => Vec::new(),
@@ -665,7 +660,7 @@ impl Engine {
         }
         if let Some(c) = cgroup {
             // Everything of the run is gone (killed at its end): idle.
-            drop(tokio::task::spawn_blocking(move || c.release()));
+            c.release();
         }
         Ok(outcome)
     }
@@ -702,6 +697,7 @@ impl Engine {
                     io_error("the workspace", std::io::ErrorKind::NotFound.into())
                 })?;
                 if let Some(owner) = sb.owner() {
+                    crate::sandbox::hand_over(root, None, owner);
                     crate::sandbox::hand_over(root, Some(&prepared.run_dir), owner);
                 }
                 sb.per_run_command(root, &prepared.cwd, program, args, status, cgroups)?

@@ -213,9 +213,29 @@ impl Enforcement {
         }
     }
 
-    /// A cgroup for a run (or a slot), when the runtime has cgroups.
-    /// Blocking (cgroupfs).
+    /// `true` when runs get cgroups.
+    pub(crate) fn has_cgroups(&self) -> bool {
+        self.cgroups.is_some()
+    }
+
+    /// An idle cgroup for a run (or a slot), when there is one: no file is
+    /// touched.
+    pub(crate) fn idle_cgroup(&self) -> Option<RunCgroup> {
+        let c = self.cgroups.as_ref()?;
+        let dirs = lock(&c.idle).pop()?;
+        Some(RunCgroup {
+            owner: Arc::clone(c),
+            baseline: dirs.last,
+            dirs: Some(dirs),
+        })
+    }
+
+    /// A cgroup for a run (or a slot): an idle one, or a new one. Blocking
+    /// (makes folders in cgroupfs).
     pub(crate) fn cgroup(&self) -> Option<std::io::Result<RunCgroup>> {
+        if let Some(c) = self.idle_cgroup() {
+            return Some(Ok(c));
+        }
         self.cgroups.as_ref().map(|c| c.take())
     }
 
@@ -228,6 +248,25 @@ impl Enforcement {
                 self.missing.join("; ")
             )
         })
+    }
+}
+
+/// A cgroup for a run or a slot when the runtime has cgroups: an idle one
+/// at once, or a new one made on the blocking pool.
+pub(crate) async fn run_cgroup(
+    enforcement: &Arc<Enforcement>,
+) -> skills_core::WorkspaceResult<Option<RunCgroup>> {
+    if let Some(c) = enforcement.idle_cgroup() {
+        return Ok(Some(c));
+    }
+    if !enforcement.has_cgroups() {
+        return Ok(None);
+    }
+    let e = Arc::clone(enforcement);
+    match tokio::task::spawn_blocking(move || e.cgroup()).await {
+        Ok(Some(Ok(c))) => Ok(Some(c)),
+        Ok(Some(Err(e))) => Err(crate::fsutil::io_error("creating the run's cgroup", e)),
+        _ => Ok(None),
     }
 }
 
@@ -312,13 +351,11 @@ impl Cgroups {
         })
     }
 
-    /// An idle cgroup, or a new one.
+    /// A new cgroup.
     fn take(self: &Arc<Self>) -> std::io::Result<RunCgroup> {
-        let dirs = match lock(&self.idle).pop() {
-            Some(d) => d,
-            None => self.make()?,
-        };
+        let mut dirs = self.make()?;
         let baseline = dirs.counts();
+        dirs.last = baseline;
         Ok(RunCgroup {
             owner: Arc::clone(self),
             dirs: Some(dirs),
@@ -443,6 +480,8 @@ struct CgroupDirs {
     counters: Vec<Counter>,
     /// `cgroup.procs` of each folder, opened for writing.
     procs: Vec<OwnedFd>,
+    /// The counters when it was last given back.
+    last: Counts,
 }
 
 impl CgroupDirs {
@@ -534,7 +573,8 @@ impl RunCgroup {
     /// Gives the cgroup back for a later run when nothing is left in it;
     /// otherwise removes it once its processes are gone.
     pub(crate) fn release(mut self) {
-        if let Some(d) = self.dirs.take() {
+        if let Some(mut d) = self.dirs.take() {
+            d.last = self.baseline;
             let mut idle = lock(&self.owner.idle);
             if idle.len() < MAX_IDLE_CGROUPS && d.is_empty() {
                 idle.push(d);

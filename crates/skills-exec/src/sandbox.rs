@@ -591,9 +591,9 @@ pub(crate) fn check_reachable(path: &Path, owner: SandboxOwner) -> Result<(), Wo
 }
 
 /// Hands what a sandboxed command may write in the workspace `ws_root` to
-/// `owner`: the session folder, `work/`, `work/inputs/`, `out/`, `runs/`,
-/// each skill's `.venv/`, and the run folder `run_dir` with its editor
-/// files. Through handles, never following a link; only what belongs to
+/// `owner`: the session folder, `work/`, `work/inputs/`, `out/`, `runs/`
+/// and each skill's `.venv/` (`run_dir` `None`), or only the run folder
+/// `run_dir` with its editor files. Through handles, never following a link; only what belongs to
 /// the runtime's user changes hands. Blocking.
 ///
 /// A stand-in: the workspace's creation hands these over itself once the
@@ -634,6 +634,19 @@ pub(crate) fn hand_over(ws_root: &Path, run_dir: Option<&str>, owner: SandboxOwn
     ) else {
         return;
     };
+    if let Some(run) = run_dir.and_then(|r| r.strip_prefix("runs/")) {
+        if let Some(runs) = open(&root, "runs")
+            && let Some(run_fd) = open(&runs, run)
+        {
+            give(&run_fd);
+            for f in [".editor_text", ".editor.sh"] {
+                if let Some(e) = open(&run_fd, f) {
+                    give(&e);
+                }
+            }
+        }
+        return;
+    }
     give(&root);
     for name in ["work", "out", "runs"] {
         if let Some(fd) = open(&root, name) {
@@ -642,17 +655,6 @@ pub(crate) fn hand_over(ws_root: &Path, run_dir: Option<&str>, owner: SandboxOwn
                 && let Some(inputs) = open(&fd, "inputs")
             {
                 give(&inputs);
-            }
-            if name == "runs"
-                && let Some(run) = run_dir.and_then(|r| r.strip_prefix("runs/"))
-                && let Some(run_fd) = open(&fd, run)
-            {
-                give(&run_fd);
-                for f in [".editor_text", ".editor.sh"] {
-                    if let Some(e) = open(&run_fd, f) {
-                        give(&e);
-                    }
-                }
             }
         }
     }

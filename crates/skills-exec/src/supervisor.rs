@@ -209,17 +209,10 @@ impl Supervisor {
         let reused = lock(&self.free).pop();
         let mut slot = match reused {
             Some(s) => s,
-            None => {
-                let enforcement = Arc::clone(&self.enforcement);
-                let cgroup = match tokio::task::spawn_blocking(move || enforcement.cgroup()).await {
-                    Ok(Some(Ok(c))) => Some(c),
-                    Ok(Some(Err(e))) => {
-                        return Err(io_error("creating the run's cgroup", e));
-                    }
-                    _ => None,
-                };
-                SlotState { id, cgroup }
-            }
+            None => SlotState {
+                id,
+                cgroup: crate::limits::run_cgroup(&self.enforcement).await?,
+            },
         };
         let new_slot_cgroups = match (&slot.cgroup, slot.id == id) {
             (Some(c), true) => c.procs().map_err(|e| io_error("the run's cgroup", e))?,

@@ -63,30 +63,13 @@ impl Confinement {
         self.landlock.is_some()
     }
 
-    /// Confines the calling process, a child between `fork` and `exec`:
-    /// joins `cgroups` (each a `cgroup.procs` opened for writing), gives
-    /// it a System V IPC namespace of its own when `new_ipc`, sets the
-    /// resource limits, marks every descriptor above 2 close-on-exec, then
-    /// restricts it with landlock and seccomp (the filter last: it refuses
-    /// some of the calls before it). Makes system calls only.
-    pub(crate) fn apply(&self, cgroups: &[OwnedFd], new_ipc: bool) -> io::Result<()> {
-        for fd in cgroups {
-            join_cgroup(fd)?;
-        }
-        if new_ipc {
-            sys::unshare_ipc()?;
-        }
-        for (resource, value) in &self.rlimits {
-            let limit = RustixRlimit {
-                current: Some(*value),
-                maximum: Some(*value),
-            };
-            rustix::process::setrlimit(*resource, limit)?;
-        }
-        sys::cloexec_from(3);
-        // No capability can come back, not even through a file's
-        // capabilities (where the process may still drop them: a slot's
-        // init can, a `bwrap` per run dropped them already).
+    /// Restricts the calling process, an init, for good: no capability can
+    /// come back (its bounding set emptied, where it may still do so), no
+    /// new privileges, landlock, then the seccomp filter. Its commands
+    /// inherit all of it: installing a filter costs the kernel a pass over
+    /// every system call number, so it is done once per init rather than
+    /// once per command. Call it after the init's own setup (its mounts).
+    pub(crate) fn restrict_self(&self) -> io::Result<()> {
         for cap in rustix::thread::CapabilitySet::all().iter() {
             let _ = rustix::thread::remove_capability_from_bounding_set(cap);
         }
@@ -100,6 +83,26 @@ impl Confinement {
         if let Some(program) = &self.seccomp {
             sys::install_seccomp(program)?;
         }
+        Ok(())
+    }
+
+    /// Confines a command, in the child between `fork` and `exec` of an
+    /// init that called [`restrict_self`](Self::restrict_self): joins
+    /// `cgroups` (each a `cgroup.procs` opened for writing), sets the
+    /// resource limits, and marks every descriptor above 2 close-on-exec.
+    /// Makes system calls only.
+    pub(crate) fn apply(&self, cgroups: &[OwnedFd]) -> io::Result<()> {
+        for fd in cgroups {
+            join_cgroup(fd)?;
+        }
+        for (resource, value) in &self.rlimits {
+            let limit = RustixRlimit {
+                current: Some(*value),
+                maximum: Some(*value),
+            };
+            rustix::process::setrlimit(*resource, limit)?;
+        }
+        sys::cloexec_from(3);
         Ok(())
     }
 }
@@ -171,7 +174,10 @@ mod tests {
         let mut cmd = Command::new("/bin/sh");
         cmd.args(["-c", script]);
         let c = std::sync::Arc::clone(&confinement);
-        crate::sys::before_exec(&mut cmd, move || c.apply(&[], false));
+        crate::sys::before_exec(&mut cmd, move || {
+            c.restrict_self()?;
+            c.apply(&[])
+        });
         cmd.output().unwrap()
     }
 

@@ -34,15 +34,14 @@ pub(crate) struct Job<'a> {
     pub(crate) stdin: Option<OwnedFd>,
 }
 
-/// Starts the job's command with `confinement` (joining `cgroups`; a new
-/// System V IPC namespace when `new_ipc`). `Ok(pid)` once it runs;
+/// Starts the job's command with `confinement` (joining `cgroups`).
+/// `Ok(pid)` once it runs;
 /// `Err(code)` when it could not start: the reason went to the job's
 /// standard error and `code` is what a shell would exit with.
 pub(crate) fn spawn(
     job: Job<'_>,
     confinement: &Arc<Confinement>,
     cgroups: &Arc<Vec<OwnedFd>>,
-    new_ipc: bool,
 ) -> Result<i32, u8> {
     let req = job.request;
     let cwd = OsStr::from_bytes(&req.cwd);
@@ -74,7 +73,7 @@ pub(crate) fn spawn(
             None => Stdio::null(),
         });
     let (c, g) = (Arc::clone(confinement), Arc::clone(cgroups));
-    sys::before_exec(&mut cmd, move || c.apply(&g, new_ipc));
+    sys::before_exec(&mut cmd, move || c.apply(&g));
     match cmd.spawn() {
         Ok(child) => {
             // Not waited through `child`: the init reaps every process of

@@ -76,8 +76,12 @@ pub(crate) fn run(cfg: &HelperConfig, args: RunArgs) -> i32 {
         stdin: Some(stdin),
     };
     let confinement = Arc::new(Confinement::new(cfg));
+    if let Err(e) = confinement.restrict_self() {
+        let _ = init::tell(rustix::stdio::stderr(), &format!("skills-sandbox: {e}\n"));
+        return i32::from(init::EXIT_HELPER_FAILED);
+    }
     let cgroups = Arc::new(cgroups);
-    let status = match init::spawn(job, &confinement, &cgroups, false) {
+    let status = match init::spawn(job, &confinement, &cgroups) {
         Ok(pid) => init::wait_then_kill_all(pid),
         Err(code) => ExitStatus::Code(code),
     };

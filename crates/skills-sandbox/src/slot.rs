@@ -4,7 +4,11 @@
 //!
 //! A slot is a child of the supervisor in a process group of its own that
 //! entered new namespaces, mapped the sandbox's user to itself, and forked
-//! the namespace's PID 1, the init. The init dies with its parent
+//! the namespace's PID 1, the init. Once its mounts are made, the init
+//! confines itself (landlock, seccomp, no capability in its bounding set)
+//! and its commands inherit that; after each run it kills every other
+//! process, empties `/tmp` and `/dev/shm` and removes System V IPC
+//! objects, so the next run starts clean. The init dies with its parent
 //! (`PR_SET_PDEATHSIG`), and everything in the namespace with the init, so
 //! killing the slot's process group ends the slot.
 
@@ -24,10 +28,11 @@ use crate::protocol::{HelperConfig, MAX_REQUEST_FRAME, Notes, Reply, Request, Ru
 use crate::sys;
 use crate::transport::{FrameReader, send_frame, write_frame};
 
-/// Entries a wipe removes before it gives up and mounts a fresh file
-/// system instead (removing a million files one by one takes seconds).
+/// Entries a wipe removes before it gives up and the slot is replaced
+/// (removing a million files one by one takes seconds; a new slot's file
+/// systems are new).
 const MAX_WIPE_ENTRIES: usize = 10_000;
-/// Folder depth a wipe descends to (deeper trees get a fresh file system).
+/// Folder depth a wipe descends to (deeper trees get a new slot).
 const MAX_WIPE_DEPTH: usize = 64;
 /// Mode of the temporary folders.
 const TMP_MODE: &str = "mode=1777";
@@ -202,6 +207,8 @@ fn init_main(
         read_only_bind("/proc/sys");
     }
     let confinement = Arc::new(Confinement::new(cfg));
+    // From here on the init itself runs confined, as its commands will.
+    confinement.restrict_self()?;
     let cgroups = Arc::new(cgroups);
     let mut reader = FrameReader::socket(socket, MAX_REQUEST_FRAME);
     loop {
@@ -244,7 +251,7 @@ fn run_one(
         stderr,
         stdin: fds.next(),
     };
-    let status = match init::spawn(job, confinement, cgroups, true) {
+    let status = match init::spawn(job, confinement, cgroups) {
         Ok(pid) => {
             let _ = write_frame(reply.as_fd(), &Reply::Started { id: req.id }.encode());
             init::wait_then_kill_all(pid)
@@ -255,7 +262,7 @@ fn run_one(
         }
     };
     let mut notes = init::full_notes();
-    if !tmp.reset() {
+    if !tmp.reset() || !sys::remove_ipc_objects() {
         notes.0 |= Notes::SLOT_SPOILED;
     }
     Reply::Exited {
@@ -336,15 +343,12 @@ impl TmpFolders {
     }
 
     /// Empties `/tmp` and `/dev/shm` after a run (never entering the kept
-    /// mounts); when that is too much work or fails, mounts fresh ones over
-    /// them. `false` when the slot cannot start clean anymore.
+    /// mounts). `false` when something is left (too many files, too deep,
+    /// or not removable): the slot is then not used again, and a new one
+    /// gets fresh file systems.
     fn reset(&mut self) -> bool {
-        let tmp_ok =
-            wipe(Path::new("/tmp"), &self.tops) || (unmount("/tmp") && self.mount_tmp().is_ok());
-        let shm_ok = !self.shm
-            || wipe(Path::new("/dev/shm"), &BTreeSet::new())
-            || (unmount("/dev/shm") && self.mount_shm().is_ok());
-        tmp_ok && shm_ok
+        wipe(Path::new("/tmp"), &self.tops)
+            && (!self.shm || wipe(Path::new("/dev/shm"), &BTreeSet::new()))
     }
 }
 
@@ -363,10 +367,6 @@ fn mount_tmpfs(target: &str, size: u64) -> io::Result<()> {
         Some(data.as_c_str()),
     )
     .map_err(io::Error::from)
-}
-
-fn unmount(target: &str) -> bool {
-    rustix::mount::unmount(target, rustix::mount::UnmountFlags::DETACH).is_ok()
 }
 
 fn read_only_bind(path: &str) {

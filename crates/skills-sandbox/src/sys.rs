@@ -39,11 +39,36 @@ pub(crate) fn unshare_slot() -> io::Result<()> {
     unsafe { rustix::thread::unshare_unsafe(flags) }.map_err(io::Error::from)
 }
 
-/// A System V IPC namespace of its own for a command about to be executed.
-pub(crate) fn unshare_ipc() -> io::Result<()> {
-    // SAFETY: as in `unshare_slot`: no `CLONE_FILES`, one thread.
-    unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWIPC) }
-        .map_err(io::Error::from)
+/// Removes every System V IPC object (message queue, semaphore set,
+/// shared memory segment) of this IPC namespace, as listed in
+/// `/proc/sysvipc`. `false` when one could not be removed.
+pub(crate) fn remove_ipc_objects() -> bool {
+    let mut clean = true;
+    for kind in ["msg", "sem", "shm"] {
+        let Ok(table) = std::fs::read_to_string(format!("/proc/sysvipc/{kind}")) else {
+            continue;
+        };
+        // A header line, then one object a line; its id is the second
+        // column.
+        for id in table
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<libc::c_int>().ok())
+        {
+            let rc = match kind {
+                // SAFETY: `IPC_RMID` takes no buffer (a null pointer is
+                // what the interface expects) and only names the object by
+                // id.
+                "msg" => unsafe { libc::msgctl(id, libc::IPC_RMID, std::ptr::null_mut()) },
+                // SAFETY: `IPC_RMID` takes no further argument.
+                "sem" => unsafe { libc::semctl(id, 0, libc::IPC_RMID) },
+                // SAFETY: as for `msgctl`.
+                _ => unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) },
+            };
+            clean &= rc == 0;
+        }
+    }
+    clean
 }
 
 /// Closes every descriptor from `from` up, except those in `keep`
