@@ -471,18 +471,10 @@ fn wipe_in(
                 // A mount of the sandbox's: not ours to empty.
                 continue;
             }
-            let sub = rustix::fs::openat(
-                dir,
-                &name,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-                Mode::empty(),
-            );
-            let Ok(sub) = sub else {
+            let Some(sub) = open_own_dir(dir, &name) else {
                 clean = false;
                 continue;
             };
-            // A folder the command made unwritable or unreadable.
-            let _ = rustix::fs::fchmod(&sub, Mode::from_raw_mode(0o700));
             if !wipe_in(&sub, dev, keep, depth + 1, budget) {
                 return false;
             }
@@ -494,6 +486,30 @@ fn wipe_in(
         }
     }
     clean
+}
+
+/// Opens the folder `name` in `dir` for listing, never through a link,
+/// after making it readable and writable for its owner (a command may have
+/// made it `0000`; the init is the same user, not root).
+fn open_own_dir(dir: &OwnedFd, name: &std::ffi::CStr) -> Option<OwnedFd> {
+    let path = rustix::fs::openat(
+        dir,
+        name,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    // `fchmod` refuses an O_PATH descriptor; its /proc link names the very
+    // folder opened above.
+    let via_proc = format!("/proc/self/fd/{}", path.as_raw_fd());
+    let _ = rustix::fs::chmod(via_proc.as_str(), Mode::from_raw_mode(0o700));
+    rustix::fs::openat(
+        &path,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()
 }
 
 fn list(dir: &OwnedFd) -> Option<Vec<std::ffi::CString>> {
