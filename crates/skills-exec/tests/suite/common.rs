@@ -3,7 +3,12 @@ use std::sync::Arc;
 
 use skills_core::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
 
+/// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
+/// put a copy a normal user can read).
 pub(crate) fn examples_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SKILLS_EXAMPLES_DIR") {
+        return PathBuf::from(dir).canonicalize().unwrap();
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/skills")
         .canonicalize()
