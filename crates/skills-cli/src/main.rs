@@ -1,7 +1,9 @@
 //! `skills`: check Agent Skills and see what a model would see.
 //!
 //! A thin binary over `skills-core` and `skills-fs`: it parses arguments, calls the
-//! libraries and prints. It depends on nothing but those two crates, `clap`,
+//! libraries and prints; it is also the sandbox's helper (`skills-sandbox`,
+//! entered before anything else when bubblewrap starts it as the helper).
+//! It depends on nothing but those crates, `clap`,
 //! `serde_json`, `pollster`, `tracing-subscriber` (for `-v`) and, on Linux,
 //! `rustix` (for `read --raw`), and must not contain skill rules of its own:
 //! anything a library user would also want belongs in a library crate.
@@ -376,6 +378,10 @@ fn json_failure(err: serde_json::Error) -> Failure {
 }
 
 fn main() -> ExitCode {
+    // `skills` is also the sandbox's helper: when bubblewrap starts it as
+    // the helper, this runs the helper and exits (before any thread
+    // starts, as the helper forks).
+    skills_sandbox::run_if_helper();
     let cli = Cli::parse();
     logging::init(cli.verbose);
     match run(cli) {

@@ -32,6 +32,7 @@ use crate::policy::{CommandPolicy, is_risky_env_var};
 use crate::quota::{self, Usage, WorkspaceLimits};
 use crate::sandbox::Sandbox;
 use crate::stage;
+use std::os::fd::OwnedFd;
 
 /// Where bash is looked for (fixed paths, never `PATH`).
 const BASH_PATHS: [&str; 2] = ["/bin/bash", "/usr/bin/bash"];
@@ -48,7 +49,7 @@ pub(crate) enum Launcher {
     /// Directly on the host.
     Local,
     /// Inside bubblewrap.
-    Sandbox(Sandbox),
+    Sandbox(Box<Sandbox>),
 }
 
 /// The engine's configuration (see [`RuntimeBuilder`](crate::RuntimeBuilder)).
@@ -73,6 +74,8 @@ pub(crate) struct Config {
     pub(crate) sandbox_owner: Option<Owner>,
     /// Disk, output and interactive-session caps (H7, H8, H9).
     pub(crate) limits: WorkspaceLimits,
+    /// How runs are bounded (the sandbox holds the same).
+    pub(crate) enforcement: Arc<crate::limits::Enforcement>,
 }
 
 /// Finds bash at a fixed path.
@@ -169,8 +172,8 @@ pub(crate) struct CommandSpec<'a> {
 /// A prepared command: what to spawn, where, with which environment.
 #[derive(Debug)]
 pub(crate) struct Prepared {
+    /// The program (for messages).
     pub(crate) program: PathBuf,
-    pub(crate) args: Vec<OsString>,
     /// The command itself, before any `bwrap` wrapping.
     pub(crate) inner: CommandLine,
     pub(crate) env: BTreeMap<String, String>,
@@ -181,10 +184,16 @@ pub(crate) struct Prepared {
     /// The largest file the command may write: what is left of the
     /// workspace's disk cap (H7). The sandbox applies it as `RLIMIT_FSIZE`
     /// (S6).
-    #[allow(dead_code, reason = "read by the sandbox side to set RLIMIT_FSIZE")]
     pub(crate) file_size_limit: u64,
     /// The editor files made in the run folder, removed after the run.
     pub(crate) editor: bool,
+}
+
+impl Prepared {
+    /// The workspace folder of the run.
+    pub(crate) fn workspace_root(&self) -> Option<&Path> {
+        self.env.get(ENV_WORKSPACE_DIR).map(Path::new)
+    }
 }
 
 impl Engine {
@@ -394,7 +403,7 @@ impl Engine {
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
         let spare = lock(&ws.spare_run_dir).dir.take();
-        let (run_dir, host_cwd, editor_script, (program, args), inner) = {
+        let (run_dir, host_cwd, editor_script, (program, _), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
             let command = command.to_owned();
@@ -472,7 +481,6 @@ impl Engine {
         }
         Ok(Prepared {
             program,
-            args,
             inner,
             env: vars,
             cwd: host_cwd,
@@ -635,6 +643,7 @@ impl Engine {
                 timeout.as_secs_f64()
             ));
         }
+        warnings.extend(outcome.warnings.iter().cloned());
         let mut result = RunResult::default();
         result.stdout = outcome.stdout;
         result.stderr = outcome.stderr;
@@ -673,9 +682,9 @@ impl Engine {
         watch_disk(Arc::clone(ws), self.cfg.limits).await
     }
 
-    /// Runs a prepared command: through the workspace's long-lived sandbox
-    /// when there is one, else as its own process (`bwrap` per run when no
-    /// PID namespace can be nested in the sandbox).
+    /// Runs a prepared command: through the workspace's long-lived sandbox,
+    /// or as a process of its own (locally, or in a `bwrap` of its own with
+    /// `sandbox_per_run`), bounded by the runtime's limits.
     async fn launch(
         &self,
         ws: &Arc<Ws>,
@@ -685,37 +694,126 @@ impl Engine {
     ) -> WorkspaceResult<Outcome> {
         #[cfg(unix)]
         if let Launcher::Sandbox(sb) = &self.cfg.launcher
-            && sb.helpers().is_some()
+            && !sb.per_run()
         {
-            // A supervisor found dead before the command started (killed,
-            // or its sandbox broke) is replaced once; the command has not
-            // run, so running it again is safe.
-            for _ in 0..2 {
-                let sup = self.supervisor(ws, sb).await?;
-                let ran = sup
-                    .run(
-                        &ws.root,
-                        &prepared.run_dir,
-                        &prepared.cwd,
-                        &prepared.inner.0,
-                        &prepared.inner.1,
-                        &prepared.env,
-                        stdin,
-                        timeout,
-                        self.cfg.output_cap,
-                    )
-                    .await?;
-                if let Some(outcome) = ran {
-                    return Ok(outcome);
+            {
+                // A supervisor found dead before the command started
+                // (killed, or its sandbox broke) is replaced once; the
+                // command has not run, so running it again is safe.
+                for _ in 0..2 {
+                    let sup = self.supervisor(ws, sb).await?;
+                    let ran = sup
+                        .run(
+                            &prepared.cwd,
+                            &prepared.inner.0,
+                            &prepared.inner.1,
+                            &prepared.env,
+                            stdin,
+                            timeout,
+                            self.cfg.output_cap,
+                            prepared.file_size_limit,
+                        )
+                        .await?;
+                    if let Some(outcome) = ran {
+                        return Ok(outcome);
+                    }
                 }
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::Spawn,
+                    "the sandbox supervisor stopped twice before the command started",
+                ));
             }
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::Spawn,
-                "the sandbox supervisor stopped twice before the command started",
+        }
+        let mut cgroup = crate::limits::run_cgroup(&self.cfg.enforcement).await?;
+        let procs = match &cgroup {
+            Some(c) => c.procs().map_err(|e| io_error("the run's cgroup", e))?,
+            None => Vec::new(),
+        };
+        let status = match &self.cfg.launcher {
+            Launcher::Sandbox(_) => Some(
+                rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                    .map_err(|e| io_error("the run's status pipe", e.into()))?,
+            ),
+            Launcher::Local => None,
+        };
+        let (status_r, status_w) = match status {
+            Some((r, w)) => (Some(r), Some(w)),
+            None => (None, None),
+        };
+        let cmd = self.spawn_command(prepared, status_w, procs)?;
+        let mut outcome = execute(cmd, prepared, stdin, timeout, self.cfg.output_cap).await?;
+        if let Some(r) = status_r
+            && let Some(notes) = read_status(r)
+        {
+            outcome.warnings.extend(crate::supervisor::notes_warnings(
+                notes,
+                &self.cfg.enforcement,
             ));
         }
-        let _ = ws;
-        execute(prepared, stdin, timeout, self.cfg.output_cap).await
+        if let Some(c) = cgroup.as_mut() {
+            outcome
+                .warnings
+                .extend(c.warnings(&self.cfg.enforcement.limits));
+        }
+        if outcome.exit_code != Some(0)
+            && outcome.warnings.is_empty()
+            && let Some(note) = self.cfg.enforcement.fallback_note()
+        {
+            outcome.warnings.push(note);
+        }
+        if let Some(c) = cgroup {
+            // Everything of the run is gone (killed at its end): idle.
+            c.release();
+        }
+        Ok(outcome)
+    }
+
+    /// The process that runs a prepared command outside the shared
+    /// sandbox: the command itself (local), or a `bwrap` of its own with
+    /// the helper as its init; with the run's environment and working
+    /// folder, its limits, joining `cgroups`, without the host's other
+    /// descriptors. `status` receives the helper's report (sandbox only).
+    pub(crate) fn spawn_command(
+        &self,
+        prepared: &Prepared,
+        status: Option<OwnedFd>,
+        cgroups: Vec<OwnedFd>,
+    ) -> WorkspaceResult<tokio::process::Command> {
+        let (program, args) = &prepared.inner;
+        let mut cmd = match &self.cfg.launcher {
+            Launcher::Local => {
+                let mut cmd = std::process::Command::new(program);
+                cmd.args(args).current_dir(&prepared.cwd);
+                let mut setup = skills_sandbox::ChildSetup::new();
+                setup.close_inherited();
+                let mut rlimits = self.cfg.enforcement.rlimits.clone();
+                skills_sandbox::protocol::lower_file_size(&mut rlimits, prepared.file_size_limit);
+                for l in rlimits {
+                    setup.rlimit(l);
+                }
+                for c in cgroups {
+                    setup.join_cgroup(c);
+                }
+                setup.install(&mut cmd);
+                cmd
+            }
+            Launcher::Sandbox(sb) => {
+                let root = prepared.workspace_root().ok_or_else(|| {
+                    io_error("the workspace", std::io::ErrorKind::NotFound.into())
+                })?;
+                sb.per_run_command(
+                    root,
+                    &prepared.cwd,
+                    program,
+                    args,
+                    status,
+                    cgroups,
+                    prepared.file_size_limit,
+                )?
+            }
+        };
+        cmd.env_clear().envs(&prepared.env);
+        Ok(tokio::process::Command::from(cmd))
     }
 
     /// The workspace's supervisor, started (or restarted when a skill's
@@ -1101,14 +1199,10 @@ fn command_line(
         program.clone(),
         args.iter().map(OsString::from).collect::<Vec<_>>(),
     );
-    let outer = match &cfg.launcher {
-        Launcher::Local => inner.clone(),
-        Launcher::Sandbox(sb) => {
-            let a = sb.args(root, host_cwd, &program, &args)?;
-            (sb.program().to_path_buf(), a)
-        }
-    };
-    Ok((outer, inner))
+    // The launcher wraps it when it spawns (`Engine::command`): `bwrap` and
+    // the helper for the sandbox.
+    let _ = root;
+    Ok((inner.clone(), inner))
 }
 
 /// Writes the editor text and the helper `EDITOR` points at into the run
@@ -1168,6 +1262,8 @@ pub(crate) struct Outcome {
     pub(crate) exit_code: Option<i32>,
     pub(crate) timed_out: bool,
     pub(crate) duration_ms: u64,
+    /// What the launcher noticed (limits reached).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Kills a run's processes when dropped armed (its future was dropped).
@@ -1194,6 +1290,20 @@ impl Drop for SweepOnDrop {
     }
 }
 
+/// The helper's report on a `bwrap` per run: the notes of its exit
+/// frame, when it wrote one.
+fn read_status(r: OwnedFd) -> Option<skills_sandbox::protocol::Notes> {
+    use skills_sandbox::protocol::{MAX_REPLY_FRAME, Reply};
+    // The helper wrote it before exiting; non-blocking all the same, in
+    // case something still holds the write end.
+    let _ = rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK);
+    let mut reader = skills_sandbox::transport::FrameReader::pipe(r, MAX_REPLY_FRAME);
+    match Reply::decode(&reader.next_frame().ok()??).ok()? {
+        Reply::Exited { notes, .. } => Some(notes),
+        _ => None,
+    }
+}
+
 impl Outcome {
     /// The outcome from what was captured of each stream (`None`: nothing).
     pub(crate) fn new(
@@ -1213,31 +1323,29 @@ impl Outcome {
             exit_code,
             timed_out,
             duration_ms,
+            warnings: Vec::new(),
         }
     }
 }
 
-/// Spawns a prepared command, feeds stdin, captures output, enforces the
-/// timeout and kills everything the command left behind.
+/// Spawns a prepared command (`cmd`, from [`Engine::spawn_command`]), feeds
+/// stdin, captures output, enforces the timeout and kills everything the
+/// command left behind.
 pub(crate) async fn execute(
+    mut cmd: tokio::process::Command,
     prepared: &Prepared,
     stdin: Option<&str>,
     timeout: Duration,
     cap: usize,
 ) -> WorkspaceResult<Outcome> {
-    let mut cmd = tokio::process::Command::new(&prepared.program);
-    cmd.args(&prepared.args)
-        .current_dir(&prepared.cwd)
-        .env_clear()
-        .envs(&prepared.env)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
     let started = Instant::now();
@@ -1247,6 +1355,7 @@ pub(crate) async fn execute(
             format!("could not start {}: {e}", prepared.program.display()),
         )
     })?;
+    drop(cmd);
     let pgid = child.id();
     // When this future is dropped before the command finished (the caller
     // gave up), `kill_on_drop` only reaches the direct child: sweep the rest.

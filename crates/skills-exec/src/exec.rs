@@ -352,12 +352,8 @@ pub(crate) async fn start(
             .timeout
             .map_or(lifetime, Duration::from_secs)
             .min(lifetime);
-        let mut cmd = tokio::process::Command::new(&prepared.program);
-        cmd.args(&prepared.args)
-            .current_dir(&prepared.cwd)
-            .env_clear()
-            .envs(&prepared.env)
-            .kill_on_drop(true);
+        let mut cmd = engine.spawn_command(&prepared, None, Vec::new())?;
+        cmd.kill_on_drop(true);
         #[cfg(unix)]
         cmd.process_group(0);
         let spawn_err = |e: std::io::Error| {

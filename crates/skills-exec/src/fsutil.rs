@@ -329,12 +329,6 @@ pub(crate) struct DirHandle {
 }
 
 impl DirHandle {
-    /// Opens `root/rel` (`rel` relative, checked) one component at a time,
-    /// never following a link below `root`.
-    pub(crate) fn open(root: &Path, rel: &str) -> io::Result<Self> {
-        Self::open_path(root)?.walk(rel)
-    }
-
     /// Opens the folder at `path` (trusted up to its last component, which
     /// must not be a link).
     pub(crate) fn open_path(path: &Path) -> io::Result<Self> {
@@ -562,26 +556,6 @@ impl DirHandle {
             b,
             RenameFlags::EXCHANGE,
         )?)
-    }
-
-    /// Makes the FIFO `name` in this folder and opens its reading end
-    /// (non-blocking, never through a link).
-    pub(crate) fn fifo_reader(&self, name: &str) -> io::Result<OwnedFd> {
-        check_name(name)?;
-        rustix::fs::mknodat(
-            &self.fd,
-            name,
-            FileType::Fifo,
-            Mode::from_raw_mode(0o600),
-            0,
-        )?;
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = openat(&self.fd, name, flags, Mode::empty())?;
-        if meta_of(&fd)?.kind != FileType::Fifo {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "not a FIFO"));
-        }
-        self.hand_over(&fd)?;
-        Ok(fd)
     }
 
     /// Removes the file `name` from this folder, if there.

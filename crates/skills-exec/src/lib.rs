@@ -64,6 +64,7 @@ mod fsutil;
 mod inputs;
 mod kill;
 mod launchers;
+mod limits;
 mod policy;
 mod quota;
 mod root;
@@ -75,6 +76,10 @@ mod supervisor;
 
 pub use artifact::{Artifact, ArtifactService, FsArtifacts, InMemoryArtifacts};
 pub use capture::{DEFAULT_OUTPUT_CAP, cap_text};
+pub use limits::{
+    DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, DEFAULT_SHM_SIZE,
+    DEFAULT_TMP_SIZE, RunLimits,
+};
 pub use policy::{
     CommandPolicy, ENV_ALLOWED_COMMANDS, ENV_DENIED_COMMANDS, ParsedCommand, RISKY_ENV_VARS,
     is_risky_env_var, parse_command,
@@ -85,7 +90,9 @@ pub use quota::{
 };
 pub use root::private_root;
 pub use runtime::{LocalRuntime, RuntimeBuilder, SandboxRuntime};
-pub use sandbox::{BWRAP_PATHS, SandboxOptions, find_bwrap};
+pub use sandbox::{
+    BWRAP_PATHS, DEFAULT_SANDBOX_USER, HELPER_PATHS, SandboxOptions, find_bwrap, find_helper,
+};
 
 /// The examples in `docs/exec.md`, compiled as doc tests.
 #[cfg(doctest)]

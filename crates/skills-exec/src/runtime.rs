@@ -15,6 +15,7 @@ use crate::artifact::ArtifactService;
 use crate::capture::DEFAULT_OUTPUT_CAP;
 use crate::engine::{Config, Engine, Launcher, find_bash};
 use crate::fsutil::Owner;
+use crate::limits::{Enforcement, Kind, RunLimits};
 use crate::policy::CommandPolicy;
 use crate::quota::WorkspaceLimits;
 use crate::sandbox::{Sandbox, SandboxOptions};
@@ -37,6 +38,7 @@ pub struct RuntimeBuilder {
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
     workspace_limits: WorkspaceLimits,
+    limits: RunLimits,
 }
 
 impl RuntimeBuilder {
@@ -52,6 +54,7 @@ impl RuntimeBuilder {
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
             workspace_limits: WorkspaceLimits::default(),
+            limits: RunLimits::default(),
         }
     }
 
@@ -123,10 +126,20 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Sets the limits of every run (default [`RunLimits::default`]: 512
+    /// processes, 2 GiB of memory, 1 GiB files, a 512 MiB `/tmp` and a
+    /// 64 MiB `/dev/shm` in the sandbox). See docs/exec.md, "Limits".
+    #[must_use]
+    pub fn limits(mut self, limits: RunLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     fn config(
         self,
         launcher: Launcher,
         sandbox_owner: Option<Owner>,
+        enforcement: Arc<Enforcement>,
     ) -> Result<Config, WorkspaceError> {
         // Created private, or refused when another user could change it
         // (threat model H1); traversable by the sandbox's user when it has
@@ -151,25 +164,43 @@ impl RuntimeBuilder {
             root_dir: Arc::new(root_dir),
             sandbox_owner,
             limits: self.workspace_limits,
+            enforcement,
         })
     }
 
     /// Builds a [`LocalRuntime`] (creates the workspace root).
     pub fn build(self) -> Result<LocalRuntime, WorkspaceError> {
-        let cfg = self.config(Launcher::Local, None)?;
+        let enforcement = Arc::new(Enforcement::new(self.limits.clone(), Kind::Local));
+        let cfg = self.config(Launcher::Local, None, enforcement)?;
         Ok(LocalRuntime {
             engine: Arc::new(Engine::new(cfg, "local")),
         })
     }
 
     /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
-    /// checks once that it can create its namespaces here (blocking, a few
-    /// milliseconds). Fails with [`Unavailable`](skills_core::WorkspaceErrorKind::Unavailable) when
-    /// bubblewrap is missing or user namespaces are off.
+    /// the sandbox helper ([`find_helper`](crate::find_helper)), and checks
+    /// what can be checked without starting them (blocking, no process
+    /// started: the first run starts the sandbox). Fails with
+    /// [`WorkspaceErrorKind::Unavailable`] when bubblewrap or the helper is
+    /// missing or user namespaces are off; a sandbox that still cannot
+    /// start makes the first run fail with the same kind and `bwrap`'s
+    /// reason.
     pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
-        let sandbox = Sandbox::probe(&self.sandbox)?;
+        let sandbox = Sandbox::new(&self.sandbox, self.limits.clone())?;
         let owner = sandbox_owner(&sandbox);
-        let cfg = self.config(Launcher::Sandbox(sandbox), owner)?;
+        let enforcement = Arc::clone(&sandbox.enforcement);
+        let cfg = self.config(Launcher::Sandbox(Box::new(sandbox)), owner, enforcement)?;
+        if let Some(owner) = owner {
+            // `bwrap` runs as the sandbox user and mounts workspaces by
+            // name: it must be able to reach the root.
+            crate::sandbox::check_reachable(
+                &cfg.root.join("x"),
+                crate::sandbox::SandboxOwner {
+                    uid: owner.uid,
+                    gid: owner.gid,
+                },
+            )?;
+        }
         Ok(SandboxRuntime {
             engine: Arc::new(Engine::new(cfg, "sandbox")),
         })
@@ -181,8 +212,11 @@ impl RuntimeBuilder {
 /// runtime runs as root and the sandbox runs as an unprivileged host user
 /// (contract decision 2); `None` while commands keep the runtime's own host
 /// user.
-fn sandbox_owner(_sandbox: &Sandbox) -> Option<Owner> {
-    None
+fn sandbox_owner(sandbox: &Sandbox) -> Option<Owner> {
+    sandbox.owner().map(|o| Owner {
+        uid: o.uid,
+        gid: o.gid,
+    })
 }
 
 /// Runs skill commands as local processes, one workspace per session under a

@@ -550,7 +550,7 @@ mod tests {
         );
         let ws = dir.path().join("ws");
         std::fs::create_dir_all(ws.join("skills")).unwrap();
-        let skills = DirHandle::open(&ws, "skills").unwrap();
+        let skills = DirHandle::open_path(&ws).unwrap().walk("skills").unwrap();
         copy_skill(&skills, "l", &listed, None).unwrap();
         let copied = ws.join("skills/l/scripts/alias.sh");
         assert!(!std::fs::symlink_metadata(&copied).unwrap().is_symlink());

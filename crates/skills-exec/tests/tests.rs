@@ -8,6 +8,8 @@ mod common;
 mod exec;
 #[path = "suite/hostile.rs"]
 mod hostile;
+#[path = "suite/limits.rs"]
+mod limits;
 #[path = "suite/local.rs"]
 mod local;
 #[path = "suite/policy.rs"]

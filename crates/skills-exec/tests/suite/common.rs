@@ -4,7 +4,12 @@ use std::sync::Arc;
 use skills_core::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
 
+/// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
+/// put a copy a normal user can read).
 pub(crate) fn examples_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SKILLS_EXAMPLES_DIR") {
+        return PathBuf::from(dir).canonicalize().unwrap();
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/skills")
         .canonicalize()
@@ -180,7 +185,9 @@ pub(crate) fn both_runtimes(
             .build()
             .unwrap();
     let sandbox = configure(
-        SandboxRuntime::builder(dir.join("sandbox")).policy(CommandPolicy::unrestricted()),
+        SandboxRuntime::builder(dir.join("sandbox"))
+            .policy(CommandPolicy::unrestricted())
+            .sandbox_options(crate::sandbox::options(false)),
     )
     .build_sandbox()
     .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));

@@ -24,7 +24,7 @@ fn runtimes(dir: &Path) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
     let per_run = SandboxRuntime::builder(dir.join("per-run"))
         .policy(skills_exec::CommandPolicy::unrestricted())
         .artifacts(artifacts)
-        .sandbox_options(skills_exec::SandboxOptions::new().sandbox_per_run(true))
+        .sandbox_options(crate::sandbox::options(true))
         .build_sandbox()
         .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
     all.push(("sandbox, bwrap per run", Arc::new(per_run)));
@@ -376,7 +376,10 @@ async fn a_root_another_user_could_have_made_is_refused() {
             "{root:?}: {e}"
         );
         assert!(e.message().contains("H1"), "{e}");
-        let e = SandboxRuntime::builder(&root).build_sandbox().unwrap_err();
+        let e = SandboxRuntime::builder(&root)
+            .sandbox_options(crate::sandbox::options(false))
+            .build_sandbox()
+            .unwrap_err();
         assert_eq!(
             e.kind(),
             WorkspaceErrorKind::InvalidRequest,

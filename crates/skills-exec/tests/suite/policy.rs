@@ -154,6 +154,7 @@ async fn a_deny_list_holds_through_launchers_interpreters_and_scripts() {
         .unwrap();
     let sandbox = skills_exec::SandboxRuntime::builder(dir.path().join("sandbox"))
         .policy(policy)
+        .sandbox_options(crate::sandbox::options(false))
         .build_sandbox()
         .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
     let runtimes: [(&str, &dyn WorkspaceRuntime); 2] = [("local", &local), ("sandbox", &sandbox)];
