@@ -181,7 +181,8 @@ impl RuntimeBuilder {
     /// the sandbox helper ([`find_helper`](crate::find_helper)), and checks
     /// what can be checked without starting them (blocking, no process
     /// started: the first run starts the sandbox). Fails with
-    /// [`WorkspaceErrorKind::Unavailable`] when bubblewrap or the helper is
+    /// [`WorkspaceErrorKind::Unavailable`](skills_core::WorkspaceErrorKind::Unavailable)
+    /// when bubblewrap or the helper is
     /// missing or user namespaces are off; a sandbox that still cannot
     /// start makes the first run fail with the same kind and `bwrap`'s
     /// reason.
