@@ -216,7 +216,8 @@ pub struct AgentBuilder {
     pub(crate) search: bool,
     pub(crate) tools: Vec<ToolSpec>,
     pub(crate) tool_pool: Vec<ToolSpec>,
-    pub(crate) cache: CacheStrategy,
+    /// The caller's cache strategy; `None` follows the model.
+    pub(crate) cache: Option<CacheStrategy>,
     pub(crate) reattach: ReattachBudget,
     pub(crate) token_counter: Arc<dyn TokenCounter>,
     pub(crate) prompt_hook: Option<PromptHook>,
@@ -244,7 +245,8 @@ impl fmt::Debug for AgentBuilder {
 impl AgentBuilder {
     /// A builder for an agent named `name` over `provider`, with the defaults:
     /// Helix tool names, knowledge-only, bodies in tool results, session
-    /// lifetime, no cap, catalog in the prompt, automatic-prefix caching.
+    /// lifetime, no cap, catalog in the prompt, and the cache strategy of
+    /// the model each request goes to.
     pub fn new(name: impl Into<String>, provider: Arc<dyn SkillProvider>) -> Self {
         Self {
             name: name.into(),
@@ -260,7 +262,7 @@ impl AgentBuilder {
             search: false,
             tools: Vec::new(),
             tool_pool: Vec::new(),
-            cache: CacheStrategy::default(),
+            cache: None,
             reattach: ReattachBudget::default(),
             token_counter: Arc::new(EstimateTokens),
             prompt_hook: None,
@@ -346,10 +348,18 @@ impl AgentBuilder {
         self
     }
 
-    /// The cache strategy.
+    /// Overrides the cache strategy for every model.
+    ///
+    /// Without it a request gets the strategy of the model it goes to
+    /// ([`Model::cache_strategy`](crate::Model::cache_strategy)): explicit
+    /// breakpoints for Anthropic, none for OpenAI-style automatic prefix
+    /// caching. Set it for a model that does not say what its provider needs
+    /// (an Anthropic-compatible server behind your own [`Model`](crate::Model)
+    /// type), or to turn markers off. [`Session::build_request`](crate::Session::build_request),
+    /// which knows no model, uses it too (else automatic prefix).
     #[must_use]
     pub fn cache(mut self, strategy: CacheStrategy) -> Self {
-        self.cache = strategy;
+        self.cache = Some(strategy);
         self
     }
 
@@ -517,6 +527,22 @@ impl Agent {
     /// The tool surface.
     pub fn surface(&self) -> &Surface {
         &self.inner.config.surface
+    }
+
+    /// The cache strategy set with [`AgentBuilder::cache`], if any (it wins
+    /// over the model's own).
+    pub fn cache_override(&self) -> Option<CacheStrategy> {
+        self.inner.config.cache
+    }
+
+    /// The cache strategy this agent's requests to `model` use: the
+    /// builder's override, else the model's own
+    /// ([`Model::cache_strategy`](crate::Model::cache_strategy)).
+    pub fn cache_strategy_for<M: crate::Model + ?Sized>(&self, model: &M) -> CacheStrategy {
+        self.inner
+            .config
+            .cache
+            .unwrap_or_else(|| model.cache_strategy())
     }
 
     /// Whether `search_skills` is offered.

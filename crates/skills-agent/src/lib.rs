@@ -64,8 +64,6 @@ mod surface;
 mod tool;
 pub mod wire;
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub use adapters::HttpOptions;
 /// The adapters' parsers without HTTP, for the fuzz targets and tests; not
 /// part of the supported API.
 #[cfg(any(feature = "openai", feature = "anthropic"))]
@@ -73,6 +71,8 @@ pub use adapters::HttpOptions;
 pub use adapters::fuzzing as adapter_fuzzing;
 #[cfg(feature = "anthropic")]
 pub use adapters::{ANTHROPIC_VERSION, Anthropic};
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub use adapters::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, HttpOptions};
 #[cfg(feature = "openai")]
 pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use skills_core::{MaybeSend, MaybeSync};
 
 use crate::message::{Message, ToolCall};
-use crate::request::ModelRequest;
+use crate::request::{CacheStrategy, ModelRequest};
 
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -271,6 +271,12 @@ pub enum ModelErrorKind {
     Timeout,
     /// The provider's answer could not be understood.
     InvalidResponse,
+    /// The answer was larger than the adapter's cap (`HttpOptions::max_answer_bytes`
+    /// of the HTTP adapters): a server that streams without end. Not retried.
+    AnswerTooLarge,
+    /// One server-sent event (or one line of it) was larger than the
+    /// adapter's cap (`HttpOptions::max_event_bytes`). Not retried.
+    EventTooLarge,
     /// The script of a [`ScriptedModel`] ran out, or it was told to fail.
     Script,
 }
@@ -287,6 +293,8 @@ impl ModelErrorKind {
             Self::Connection => "connection",
             Self::Timeout => "timeout",
             Self::InvalidResponse => "invalid-response",
+            Self::AnswerTooLarge => "answer-too-large",
+            Self::EventTooLarge => "event-too-large",
             Self::Script => "script",
         }
     }
@@ -379,11 +387,29 @@ impl std::error::Error for ModelError {}
 /// Implementations must send `request` as it is: the engine guarantees each
 /// request extends the previous one byte for byte, and a model that
 /// re-serializes or reorders it loses the provider's prompt cache.
+///
+/// A model also says how its provider caches prompts
+/// ([`Model::cache_strategy`]); the [`Runner`](crate::Runner) and
+/// [`Session::build_request_for`](crate::Session::build_request_for) place
+/// the request's cache breakpoints by it, so no caller has to know.
 #[cfg_attr(not(target_arch = "wasm32"), async_trait)]
 #[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
 pub trait Model: MaybeSend + MaybeSync + fmt::Debug {
     /// A name for logs and events (`openai:gpt-4.1`, `scripted`).
     fn name(&self) -> &str;
+
+    /// How this model's provider caches prompts, so the engine places the
+    /// cache breakpoints it needs (F-AGT-2).
+    ///
+    /// The default, [`CacheStrategy::AutomaticPrefix`], places none: right
+    /// for providers that cache the longest matching prefix by themselves
+    /// (OpenAI and compatible servers). A provider that caches only at
+    /// explicit markers answers [`CacheStrategy::Anthropic`], as the
+    /// `Anthropic` adapter does. An agent built with
+    /// [`AgentBuilder::cache`](crate::AgentBuilder::cache) overrides it.
+    fn cache_strategy(&self) -> CacheStrategy {
+        CacheStrategy::AutomaticPrefix
+    }
 
     /// Sends `request` and waits for the whole answer.
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError>;
@@ -442,6 +468,7 @@ pub enum ScriptStep {
 #[derive(Debug)]
 pub struct ScriptedModel {
     name: String,
+    cache: CacheStrategy,
     script: Mutex<VecDeque<ScriptStep>>,
     requests: Mutex<Vec<ModelRequest>>,
 }
@@ -460,6 +487,7 @@ impl ScriptedModel {
     pub fn with_steps(steps: impl IntoIterator<Item = ScriptStep>) -> Self {
         Self {
             name: "scripted".to_owned(),
+            cache: CacheStrategy::AutomaticPrefix,
             script: Mutex::new(steps.into_iter().collect()),
             requests: Mutex::new(Vec::new()),
         }
@@ -469,6 +497,15 @@ impl ScriptedModel {
     #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Answers [`Model::cache_strategy`] with `strategy` (default
+    /// [`CacheStrategy::AutomaticPrefix`]), to stand in for a provider that
+    /// caches at explicit markers.
+    #[must_use]
+    pub fn with_cache_strategy(mut self, strategy: CacheStrategy) -> Self {
+        self.cache = strategy;
         self
     }
 
@@ -499,6 +536,10 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 impl Model for ScriptedModel {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn cache_strategy(&self) -> CacheStrategy {
+        self.cache
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -110,8 +110,16 @@ struct Server {
     received: Arc<Mutex<Vec<Received>>>,
 }
 
+/// A check the server runs on each request before its script: a reply
+/// here answers the request instead (and keeps the script's next reply).
+type Gate = fn(&Received) -> Option<Reply>;
+
 impl Server {
     async fn start(replies: Vec<Reply>) -> Self {
+        Self::start_gated(replies, |_| None).await
+    }
+
+    async fn start_gated(replies: Vec<Reply>, gate: Gate) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let received = Arc::new(Mutex::new(Vec::new()));
@@ -122,7 +130,7 @@ impl Server {
                 let log = Arc::clone(&log);
                 let script = Arc::clone(&script);
                 tokio::spawn(async move {
-                    let _ = serve(socket, log, script).await;
+                    let _ = serve(socket, log, script, gate).await;
                 });
             }
         });
@@ -138,6 +146,7 @@ async fn serve(
     mut socket: TcpStream,
     log: Arc<Mutex<Vec<Received>>>,
     script: Arc<Mutex<VecDeque<Reply>>>,
+    gate: Gate,
 ) -> std::io::Result<()> {
     // The request head, then `content-length` bytes of body.
     let mut buffer = Vec::new();
@@ -173,7 +182,7 @@ async fn serve(
         }
         body.extend_from_slice(&chunk[..n]);
     }
-    log.lock().expect("log").push(Received {
+    let received = Received {
         path: request_line
             .split_whitespace()
             .nth(1)
@@ -181,17 +190,19 @@ async fn serve(
             .to_owned(),
         headers,
         body: String::from_utf8_lossy(&body).into_owned(),
+    };
+    let refused = gate(&received);
+    log.lock().expect("log").push(received);
+    let next = match refused {
+        Some(reply) => Some(reply),
+        None => script.lock().expect("script").pop_front(),
+    };
+    let reply = next.unwrap_or_else(|| {
+        Reply::json(
+            500,
+            json!({"error": {"message": "the test server's script ran out"}}),
+        )
     });
-    let reply = script
-        .lock()
-        .expect("script")
-        .pop_front()
-        .unwrap_or_else(|| {
-            Reply::json(
-                500,
-                json!({"error": {"message": "the test server's script ran out"}}),
-            )
-        });
     tokio::time::sleep(reply.delay).await;
     let mut head = format!("HTTP/1.1 {} Scripted\r\n", reply.status);
     for (name, value) in &reply.headers {
@@ -1129,6 +1140,265 @@ async fn anthropic_sends_the_engines_cache_breakpoints() {
         server.received()[0].body.matches("cache_control").count(),
         3
     );
+}
+
+/// What an Anthropic-compatible server that insists on prompt caching
+/// answers a request without `cache_control` markers: HTTP 400.
+fn markers_required(request: &Received) -> Option<Reply> {
+    (request.path == "/v1/messages" && !request.body.contains("\"cache_control\"")).then(|| {
+        Reply::json(
+            400,
+            json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": "this test server requires cache_control markers"}}),
+        )
+    })
+}
+
+/// An agent over one skill, built without any cache strategy.
+fn agent_with_one_skill(cache: Option<skills_agent::CacheStrategy>) -> skills_agent::Agent {
+    let skill = skills_core::define_skill("pdf", "Reads PDFs. Use when a PDF is shared.")
+        .body("Use pdftotext.")
+        .build()
+        .expect("skill");
+    let provider =
+        std::sync::Arc::new(skills_core::InCodeProvider::new([skill]).expect("provider"));
+    let builder = skills_agent::Agent::builder("assistant", provider).instructions("Be brief.");
+    match cache {
+        Some(strategy) => builder.cache(strategy),
+        None => builder,
+    }
+    .build()
+    .expect("agent")
+}
+
+/// Two streamed Anthropic answers: a `load_skill` call, then text.
+fn anthropic_tool_round() -> Vec<Reply> {
+    let start = |id: &str| {
+        anthropic_event(
+            json!({"type": "message_start", "message": {"id": id, "model": "claude-test",
+            "usage": {"input_tokens": 20, "cache_creation_input_tokens": 500, "cache_read_input_tokens": 0, "output_tokens": 1}}}),
+        )
+    };
+    vec![
+        Reply::sse(&[
+            start("msg_1"),
+            anthropic_event(json!({"type": "content_block_start", "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "load_skill", "input": {}}})),
+            anthropic_event(json!({"type": "content_block_delta", "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": "{\"name\": \"pdf\"}"}})),
+            anthropic_event(json!({"type": "content_block_stop", "index": 0})),
+            anthropic_event(
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 9}}),
+            ),
+            anthropic_event(json!({"type": "message_stop"})),
+        ]),
+        Reply::sse(&[
+            start("msg_2"),
+            anthropic_event(
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            anthropic_event(
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Done."}}),
+            ),
+            anthropic_event(json!({"type": "content_block_stop", "index": 0})),
+            anthropic_event(
+                json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+            ),
+            anthropic_event(json!({"type": "message_stop"})),
+        ]),
+    ]
+}
+
+/// The cache strategy follows the model: an agent built without one sends
+/// Anthropic its four breakpoints, through the `Runner` and through
+/// `Session::build_request_for`, to a server that refuses requests without
+/// markers; an explicit `AgentBuilder::cache` still wins.
+#[tokio::test]
+async fn anthropic_requests_carry_cache_markers_without_being_told() {
+    let server = Server::start_gated(anthropic_tool_round(), markers_required).await;
+    let model =
+        std::sync::Arc::new(Anthropic::new(&server.base, "k", "claude-test").with_http(fast()));
+    let agent = agent_with_one_skill(None);
+    assert_eq!(
+        model.cache_strategy(),
+        skills_agent::CacheStrategy::Anthropic
+    );
+    assert_eq!(
+        agent.cache_strategy_for(model.as_ref()),
+        skills_agent::CacheStrategy::Anthropic
+    );
+    let mut session = agent.start_session().await.expect("session");
+
+    let outcome = skills_agent::Runner::builder(model.clone())
+        .build()
+        .run_to_end(&mut session, "Summarize report.pdf")
+        .await
+        .expect("the server accepted every request");
+
+    assert_eq!(outcome.text, "Done.");
+    let bodies: Vec<String> = server.received().into_iter().map(|r| r.body).collect();
+    let markers: Vec<usize> = bodies
+        .iter()
+        .map(|b| b.matches("\"cache_control\"").count())
+        .collect();
+    // Tools, system, latest turn; then the previous turn too.
+    assert_eq!(markers, vec![3, 4]);
+    let second: Value = serde_json::from_str(&bodies[1]).expect("json");
+    let ephemeral = json!({"type": "ephemeral"});
+    assert_eq!(second["tools"][1]["cache_control"], ephemeral);
+    assert_eq!(second["system"][0]["cache_control"], ephemeral);
+    assert_eq!(
+        second["messages"][0]["content"][0]["cache_control"],
+        ephemeral
+    );
+    assert_eq!(
+        second["messages"][2]["content"][0]["cache_control"],
+        ephemeral
+    );
+
+    // By hand: the request built for the model is the one the model sends.
+    let request = session.build_request_for(model.as_ref());
+    assert_eq!(request.cache_breakpoints.len(), 4);
+    assert!(model.body(&request, true).contains("cache_control"));
+    // `build_request` knows no model: no breakpoints (OpenAI-style).
+    assert!(session.build_request().cache_breakpoints.is_empty());
+
+    // An explicit strategy overrides the model's: this server refuses it.
+    let server = Server::start_gated(anthropic_tool_round(), markers_required).await;
+    let model =
+        std::sync::Arc::new(Anthropic::new(&server.base, "k", "claude-test").with_http(fast()));
+    let agent = agent_with_one_skill(Some(skills_agent::CacheStrategy::AutomaticPrefix));
+    let mut session = agent.start_session().await.expect("session");
+    let error = skills_agent::Runner::builder(model)
+        .build()
+        .run_to_end(&mut session, "Summarize report.pdf")
+        .await
+        .expect_err("refused without markers");
+    assert!(
+        error.to_string().contains("requires cache_control markers"),
+        "{error}"
+    );
+    assert_eq!(server.received().len(), 1);
+}
+
+/// OpenAI-compatible models keep the automatic prefix: no markers.
+#[tokio::test]
+async fn openai_requests_carry_no_cache_markers() {
+    let server = Server::start(vec![Reply::sse(&[
+        (
+            None,
+            chat_chunk(json!({"role": "assistant", "content": "Hi."}), None),
+        ),
+        (None, chat_chunk(json!({}), Some("stop"))),
+        (None, "[DONE]".to_owned()),
+    ])])
+    .await;
+    let model = std::sync::Arc::new(
+        OpenAiChat::new(format!("{}/v1", server.base), "k", "gpt-test").with_http(fast()),
+    );
+    let agent = agent_with_one_skill(None);
+    assert_eq!(
+        agent.cache_strategy_for(model.as_ref()),
+        skills_agent::CacheStrategy::AutomaticPrefix
+    );
+    let mut session = agent.start_session().await.expect("session");
+    let outcome = skills_agent::Runner::builder(model)
+        .build()
+        .run_to_end(&mut session, "hello")
+        .await
+        .expect("answer");
+    assert_eq!(outcome.text, "Hi.");
+    assert!(!server.received()[0].body.contains("cache_control"));
+}
+
+/// A server that knows only `/v1/...` paths: anything else is a plain
+/// 404, as Ollama or an HTTP router answers.
+fn only_v1(request: &Received) -> Option<Reply> {
+    (!request.path.starts_with("/v1/")).then(|| Reply {
+        status: 404,
+        headers: vec![("content-type".into(), "text/plain".into())],
+        body: b"404 page not found".to_vec(),
+        piece: 0,
+        drop: false,
+        delay: Duration::ZERO,
+    })
+}
+
+/// A base URL of the wrong form: the 404 names the URL tried and the fix,
+/// and the unambiguous Anthropic `/v1` form is accepted.
+#[tokio::test]
+async fn base_url_mistakes_name_the_url_and_the_fix() {
+    let server = Server::start_gated(Vec::new(), only_v1).await;
+    // OpenAI without /v1.
+    let model = OpenAiChat::new(&server.base, "k", "gpt-test").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert_eq!(error.kind(), ModelErrorKind::Request);
+    assert_eq!(error.status(), Some(404));
+    assert_eq!(
+        error.message(),
+        format!(
+            "404 page not found (POST {0}/chat/completions); the base URL usually ends in /v1: \
+             try {0}/v1",
+            server.base
+        )
+    );
+    let model =
+        OpenAiResponses::new(format!("{}/", server.base), "k", "gpt-test").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert!(
+        error
+            .message()
+            .contains(&format!("(POST {}/responses)", server.base)),
+        "{error}"
+    );
+
+    // Anthropic with /v1: taken as meant.
+    let server = Server::start_gated(
+        vec![Reply::json(
+            200,
+            json!({"content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn"}),
+        )],
+        only_v1,
+    )
+    .await;
+    let model = Anthropic::new(format!("{}/v1/", server.base), "k", "m").with_http(fast());
+    assert_eq!(model.url(), format!("{}/v1/messages", server.base));
+    let answer = model.complete(&conversation(0)).await.expect("answer");
+    assert_eq!(answer.message.content, "ok");
+    assert_eq!(server.received()[0].path, "/v1/messages");
+
+    // Anthropic at a wrong root.
+    let model = Anthropic::new(format!("{}/api", server.base), "k", "m").with_http(fast());
+    let error = model.complete(&conversation(0)).await.expect_err("404");
+    assert!(
+        error.message().ends_with(
+            "/api/v1/messages); the base URL should be the server's root, without /v1: \
+             requests go to the base URL + /v1/messages"
+        ),
+        "{error}"
+    );
+}
+
+/// A refused connection names the URL and what to check.
+#[tokio::test]
+async fn a_refused_connection_names_the_url() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let address = listener.local_addr().expect("addr");
+    drop(listener);
+    let model = Anthropic::new(format!("http://user:secret@{address}"), "k", "m")
+        .with_http(fast().max_retries(0));
+    let error = model.complete(&conversation(0)).await.expect_err("refused");
+    assert_eq!(error.kind(), ModelErrorKind::Connection);
+    let message = error.message();
+    assert!(
+        message.starts_with(&format!("cannot connect to http://{address}/v1/messages: ")),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("; is the server running, and is the base URL right?"),
+        "{message}"
+    );
+    assert!(!message.contains("secret"), "{message}");
 }
 
 #[tokio::test]

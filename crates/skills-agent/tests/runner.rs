@@ -633,6 +633,60 @@ async fn an_inline_skill_with_a_model_switches_the_rest_of_the_run() {
     assert_eq!(finished(&events).text, "Proved here.");
 }
 
+/// Each request gets the cache breakpoints of the model it goes to (a
+/// model switched mid-run included), unless the agent sets a strategy.
+#[tokio::test]
+async fn requests_follow_the_models_cache_strategy_unless_the_agent_sets_one() {
+    use skills_agent::{CacheBreakpoint, CacheStrategy};
+    // An OpenAI-style model hands over to one that caches at markers.
+    let marked = Arc::new(
+        ScriptedModel::new([answer("Proved.")])
+            .named("big")
+            .with_cache_strategy(CacheStrategy::Anthropic),
+    );
+    let plain = Arc::new(ScriptedModel::new([calls(
+        "",
+        vec![call("c1", "load_skill", json!({"name": "deep-math"}))],
+    )]));
+    let runner = Runner::builder(plain.clone())
+        .model_hub(Arc::new(ModelMap::new().with("big", marked.clone())))
+        .build();
+    let mut session = agent().start_session().await.expect("session");
+    let events = collect(runner.run(&mut session, "prove it")).await;
+    assert_eq!(finished(&events).text, "Proved.");
+    assert!(plain.requests()[0].cache_breakpoints.is_empty());
+    assert_eq!(
+        marked.requests()[0].cache_breakpoints,
+        vec![
+            CacheBreakpoint::Tools,
+            CacheBreakpoint::System { block: 0 },
+            CacheBreakpoint::Message { index: 0 },
+            CacheBreakpoint::Message { index: 2 },
+        ]
+    );
+
+    // The agent's own strategy wins over the model's.
+    let marked =
+        Arc::new(ScriptedModel::new([answer("Hi.")]).with_cache_strategy(CacheStrategy::Anthropic));
+    let agent = builder(Surface::Default)
+        .cache(CacheStrategy::AutomaticPrefix)
+        .build()
+        .expect("agent");
+    assert_eq!(agent.cache_override(), Some(CacheStrategy::AutomaticPrefix));
+    assert_eq!(
+        agent.cache_strategy_for(marked.as_ref()),
+        CacheStrategy::AutomaticPrefix
+    );
+    let mut session = agent.start_session().await.expect("session");
+    collect(
+        Runner::builder(marked.clone())
+            .build()
+            .run(&mut session, "hi"),
+    )
+    .await;
+    assert!(marked.requests()[0].cache_breakpoints.is_empty());
+}
+
 #[derive(Debug)]
 struct Approve {
     answer: bool,

@@ -3,8 +3,13 @@
 //! It builds an agent over the skills found (the same sources as every other
 //! command), runs the loop of `skills-agent` against an HTTP adapter chosen
 //! by `--model PROVIDER:MODEL`, streams the answer to standard output and
-//! reports tool calls and skill loads on standard error (or every event as a
-//! JSON line with `--json`).
+//! reports tool calls, skill loads and each request's tokens (with the share
+//! the provider's prompt cache served) on standard error, or every event as
+//! a JSON line with `--json`. The cache breakpoints follow the model (the
+//! adapter's cache strategy): `cache_control` markers for Anthropic, none for
+//! OpenAI's automatic prefix caching. The model's text is printed with its
+//! control characters escaped (except newlines and tabs), so an escape
+//! sequence in an answer never reaches the terminal.
 //!
 //! With `--session URL` the conversation is kept in a session store
 //! (`sqlite://PATH` or `postgres://…`): the first run creates the session
@@ -212,7 +217,7 @@ async fn drive<W: Write>(
              follow it.",
         )
         .surface(surface.clone());
-    let root = std::env::temp_dir().join(format!("skills-agent-{}", std::process::id()));
+    let root = skills_exec::private_root("skills-agent");
     let runtime = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     if let Some(runtime) = &runtime {
         builder = builder
@@ -261,21 +266,21 @@ async fn stream_run<W: Write>(
     out: &mut W,
     usage: &mut Option<Usage>,
 ) -> Result<u8, Failure> {
-    let runner = Runner::builder(model).max_steps(args.max_steps).build();
     let cancel = CancelToken::new();
-    let on_interrupt = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_interrupt.cancel();
-        }
-    });
+    // SIGTERM/SIGINT stop the run before its next model request (crate::signal).
+    let stop = crate::signal::GracefulStop::install(cancel.clone());
+    let runner = Runner::builder(stop.wrap(model))
+        .max_steps(args.max_steps)
+        .build();
     // A stored session is appended to after every step, forked sub-agents
     // stored as forks of it.
     let mut events = match writer {
         Some(writer) => runner.run_stored(session, writer, prompt, cancel),
         None => runner.run_with_cancel(session, prompt, cancel),
     };
-    let mut err = io::stderr().lock();
+    // Never `lock()`ed: this loop awaits, and a held lock would stop every
+    // other thread that writes to stderr (tokio workers logging with -v).
+    let mut err = io::stderr();
     let mut code = 1;
     let mut ended_line = true;
     while let Some(event) = events.next().await {
@@ -286,7 +291,7 @@ async fn stream_run<W: Write>(
         }
         match event {
             RunEvent::TextDelta { text } if !args.json => {
-                write!(out, "{text}")?;
+                write!(out, "{}", text::terminal_safe(&text))?;
                 out.flush()?;
                 ended_line = text.ends_with('\n');
             }
@@ -338,17 +343,17 @@ async fn stream_run<W: Write>(
                 retry.wait.as_secs_f64(),
                 text::line(&retry.reason)
             )?,
-            RunEvent::Usage {
-                step,
-                usage,
-                cache_hit_ratio,
-            } if !args.json && args.verbose => writeln!(
+            RunEvent::Usage { step, usage, .. } if !args.json => writeln!(
                 err,
-                "[usage] step {step}: {} in ({:.0} % cached), {} out",
-                usage.input_tokens,
-                100.0 * cache_hit_ratio,
-                usage.output_tokens
+                "[usage] {}",
+                usage_line(&format!("request {step}"), &usage)
             )?,
+            RunEvent::SubAgent { skill, event } if !args.json => {
+                if let RunEvent::Usage { step, usage, .. } = *event {
+                    let label = format!("{} request {step}", text::line(&skill));
+                    writeln!(err, "[usage] {}", usage_line(&label, &usage))?
+                }
+            }
             RunEvent::Notice { message } if !args.json => {
                 writeln!(err, "[notice] {}", text::line(&message))?
             }
@@ -367,11 +372,9 @@ async fn stream_run<W: Write>(
                     if args.verbose {
                         writeln!(
                             err,
-                            "[done] {} steps, {} tokens in ({} cached), {} out",
+                            "[done] {} steps: {}",
                             outcome.steps,
-                            outcome.usage.input_tokens,
-                            outcome.usage.cache_read_tokens,
-                            outcome.usage.output_tokens
+                            usage_line("all requests", &outcome.usage)
                         )?;
                     }
                 }
@@ -382,6 +385,10 @@ async fn stream_run<W: Write>(
                     writeln!(out)?;
                 }
                 out.flush()?;
+                if stop.stopped(&error) {
+                    eprintln!("[signal] stopped at a step boundary");
+                    return Ok(0);
+                }
                 return Err(Failure {
                     code: 1,
                     message: error.to_string(),
@@ -458,10 +465,72 @@ async fn save(
     }
 }
 
+/// One request's tokens for standard error, with the share the provider's
+/// cache served: `request 3: 12 345 input tokens, 11 800 cached (95.6 %),
+/// 52 output` (and `, 700 written to the cache` when the provider reports
+/// cache writes, as Anthropic does).
+fn usage_line(label: &str, usage: &Usage) -> String {
+    if usage.input_tokens == 0 && usage.output_tokens == 0 {
+        return format!("{label}: the provider reported no token counts");
+    }
+    let mut line = format!(
+        "{label}: {} input tokens, {} cached ({:.1} %)",
+        grouped(usage.input_tokens),
+        grouped(usage.cache_read_tokens),
+        100.0 * usage.cache_hit_ratio()
+    );
+    if usage.cache_creation_tokens > 0 {
+        line.push_str(&format!(
+            ", {} written to the cache",
+            grouped(usage.cache_creation_tokens)
+        ));
+    }
+    line.push_str(&format!(", {} output", grouped(usage.output_tokens)));
+    line
+}
+
+/// `n` with its digits in groups of three: `12 345`.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(' ');
+        }
+        out.push(digit);
+    }
+    out
+}
+
 /// `text` cut to `max` characters with an ellipsis.
 fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn usage_lines_show_the_cache_share() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(12_345), "12 345");
+        assert_eq!(grouped(1_234_567), "1 234 567");
+        assert_eq!(
+            usage_line("request 3", &Usage::new(12_345, 52, 11_800, 0)),
+            "request 3: 12 345 input tokens, 11 800 cached (95.6 %), 52 output"
+        );
+        assert_eq!(
+            usage_line("request 1", &Usage::new(750, 5, 0, 700)),
+            "request 1: 750 input tokens, 0 cached (0.0 %), 700 written to the cache, 5 output"
+        );
+        assert_eq!(
+            usage_line("request 1", &Usage::default()),
+            "request 1: the provider reported no token counts"
+        );
     }
 }

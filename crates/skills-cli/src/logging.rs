@@ -3,24 +3,38 @@
 //! The libraries emit `tracing` spans and events (I/O steps, refusals); they
 //! never install a subscriber. The binary installs one `tracing-subscriber` fmt
 //! layer writing to standard error, so results on standard output stay clean.
+//!
+//! Events come from every thread: the main thread, tokio's workers and its
+//! blocking pool. None of them may wait for another to log, so the layer does
+//! not write through [`io::stderr()`], whose process-wide lock the CLI's own
+//! messages take too (a thread holding it while it waits for a worker that is
+//! logging would wait forever). It writes each event, formatted whole, with
+//! one `write` to its own duplicate of file descriptor 2 ([`log_writer`]).
 
 use std::io::{self, IsTerminal as _};
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::fmt::format::FmtSpan;
+use tracing_subscriber::fmt::writer::BoxMakeWriter;
 
 /// The crates whose events `-v` turns on.
 const OUR_CRATES: &[&str] = &[
     "skills",
-    "skills_core",
-    "skills_fs",
     "skills_agent",
     "skills_cli",
+    "skills_core",
+    "skills_exec",
+    "skills_fs",
+    "skills_mcp",
+    "skills_store",
 ];
 
 /// The filter for `verbose` (the number of `-v` flags) and the value of
 /// `RUST_LOG`; `None` when logging stays off.
 ///
-/// `-v` shows `debug` events of the skills crates, `-vv` (or more) `trace`;
+/// `-v` shows `debug` events of the skills crates, `-vv` (or more) `trace`
+/// (and a line per finished span);
 /// other crates log warnings only. Without `-v`, a non-empty `RUST_LOG` is used
 /// as an `EnvFilter` directive string.
 pub(crate) fn filter(verbose: u8, rust_log: Option<&str>) -> Option<String> {
@@ -51,11 +65,36 @@ pub(crate) fn init(verbose: u8) {
             return;
         }
     };
+    // At trace level, a finished span also prints a line with its busy and
+    // idle time: the libraries put their I/O steps in spans.
+    let spans = if filter.max_level_hint() == Some(LevelFilter::TRACE) {
+        FmtSpan::CLOSE
+    } else {
+        FmtSpan::NONE
+    };
     let _ = tracing_subscriber::fmt()
+        .with_span_events(spans)
         .with_env_filter(filter)
-        .with_writer(io::stderr)
+        .with_writer(log_writer())
         .with_ansi(io::stderr().is_terminal())
         .try_init();
+}
+
+/// Where log events go: standard error, written without `io::stderr()`'s lock.
+///
+/// A duplicate of fd 2 as a `File`: `&File` writes straight to the descriptor,
+/// and the fmt layer hands it each event as one buffer. Where the descriptor
+/// cannot be duplicated (closed, or not Unix), events go through
+/// `io::stderr()` as before.
+fn log_writer() -> BoxMakeWriter {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd as _;
+        if let Ok(fd) = io::stderr().as_fd().try_clone_to_owned() {
+            return BoxMakeWriter::new(std::sync::Arc::new(std::fs::File::from(fd)));
+        }
+    }
+    BoxMakeWriter::new(io::stderr)
 }
 
 #[cfg(test)]

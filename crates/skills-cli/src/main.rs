@@ -1,7 +1,9 @@
 //! `skills`: check Agent Skills and see what a model would see.
 //!
 //! A thin binary over `skills-core` and `skills-fs`: it parses arguments, calls the
-//! libraries and prints. It depends on nothing but those two crates, `clap`,
+//! libraries and prints; it is also the sandbox's helper (`skills-sandbox`,
+//! entered before anything else when bubblewrap starts it as the helper).
+//! It depends on nothing but those crates, `clap`,
 //! `serde_json`, `pollster`, `tracing-subscriber` (for `-v`) and, on Linux,
 //! `rustix` (for `read --raw`), and must not contain skill rules of its own:
 //! anything a library user would also want belongs in a library crate.
@@ -16,6 +18,7 @@ mod mcp;
 mod report;
 mod run;
 mod sessions;
+mod signal;
 mod text;
 
 use std::io::{self, IsTerminal as _, Write};
@@ -137,6 +140,11 @@ enum Command {
     /// Run a command in a skill's folder (a throw-away workspace), then list
     /// the files it produced.
     ///
+    /// After the command's output, a `--- files` line and one line per file
+    /// the run left in `out/` ($OUTPUT_DIR, subfolders included): its path,
+    /// size in bytes and MIME type, separated by tabs. Nothing when `out/`
+    /// is empty.
+    ///
     /// Exit code: the command's own; 124 when it timed out; 125 when a signal
     /// killed it; 2 when it could not be run.
     #[command(after_help = AFTER_HELP)]
@@ -148,8 +156,9 @@ enum Command {
         /// Kill the command and everything it started after SECS seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
-        /// Collect files matching GLOB (relative to the workspace, e.g.
-        /// `out/*.csv`; repeatable).
+        /// List the files matching GLOB (relative to the workspace, e.g.
+        /// `out/*.csv`; repeatable) instead of everything in `out/`; with
+        /// --json their text is included.
         #[arg(long = "output-files", value_name = "GLOB")]
         output_files: Vec<String>,
         /// Print the run result as JSON.
@@ -169,9 +178,16 @@ enum Command {
     ///
     /// The endpoint and key come from the environment: OPENAI_API_KEY and
     /// OPENAI_BASE_URL (openai, openai-responses), ANTHROPIC_API_KEY and
-    /// ANTHROPIC_BASE_URL (anthropic). Exit code: 0 when the model finished;
-    /// 1 when the run failed (HTTP error after retries, step limit,
-    /// interrupted); 2 for a usage error (no key, bad --model).
+    /// ANTHROPIC_BASE_URL (anthropic).
+    ///
+    /// SIGTERM or Ctrl-C stops the run before its next model request: the
+    /// request in flight finishes and the tools it asked for run. A second
+    /// signal exits at once.
+    ///
+    /// Exit code: 0 when the model finished or a signal stopped the run
+    /// that way; 1 when the run failed (HTTP error after retries, step
+    /// limit, no step boundary within 8 s of the signal); 130 after a second
+    /// signal; 2 for a usage error (no key, bad --model).
     #[command(after_help = AFTER_HELP)]
     Agent {
         /// PROVIDER:MODEL, where PROVIDER is `openai`, `openai-responses` or
@@ -366,6 +382,10 @@ fn json_failure(err: serde_json::Error) -> Failure {
 }
 
 fn main() -> ExitCode {
+    // `skills` is also the sandbox's helper: when bubblewrap starts it as
+    // the helper, this runs the helper and exits (before any thread
+    // starts, as the helper forks).
+    skills_sandbox::run_if_helper();
     let cli = Cli::parse();
     logging::init(cli.verbose);
     match run(cli) {
@@ -381,13 +401,17 @@ fn main() -> ExitCode {
 /// Runs the command with standard output buffered (a few large writes instead
 /// of one per line), flushed before the exit code is known, so a failed flush
 /// (a closed pipe) is handled like any other write.
+///
+/// Standard output and standard error are never locked for longer than one
+/// write: commands that run async work (`run`, `agent`) wait on other threads,
+/// and a lock held across that wait stops any of them that writes there.
 fn run(cli: Cli) -> Result<u8, Failure> {
     if matches!(cli.command, Command::Mcp { .. }) {
         // Standard output carries the MCP messages: it must stay unlocked
         // and unbuffered here.
         return run_to(cli, &mut io::sink());
     }
-    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    let mut out = io::BufWriter::with_capacity(64 * 1024, io::stdout());
     let result = run_to(cli, &mut out);
     let flushed = out.flush();
     let code = result?;
@@ -494,7 +518,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 // JSON output is always a JSON document.
                 rendered = EMPTY_JSON_CATALOG.to_owned();
             }
-            out.write_all(rendered.as_bytes())?;
+            // The catalog is exactly what a model sees, but never drives a
+            // terminal (the renderer drops control characters already).
+            let shown = text::for_terminal(&rendered, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             for warning in catalog_report::warnings(&catalog, format, limit, &rendered) {
                 eprintln!("warning: {warning}");
             }
@@ -537,9 +564,11 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 timeout,
                 output_files,
                 json,
+                stdout_terminal: io::stdout().is_terminal(),
+                stderr_terminal: io::stderr().is_terminal(),
             };
             out.flush()?;
-            run::run(provider, args, &mut out, &mut io::stderr().lock())
+            run::run(provider, args, &mut out, &mut io::stderr())
                 .map_err(|run::RunFailure(message)| Failure::usage(message))
         }
         Command::Agent {
@@ -677,7 +706,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 }
                 failure
             })?;
-            out.write_all(content.text.as_bytes())?;
+            // Unchanged into a pipe or a file; escaped on a terminal, where a
+            // hostile file could set the title or write the clipboard.
+            let shown = text::for_terminal(&content.text, io::stdout().is_terminal());
+            out.write_all(shown.as_bytes())?;
             Ok(0)
         }
     }

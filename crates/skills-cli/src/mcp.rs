@@ -102,7 +102,7 @@ async fn serve(
     provider: Arc<dyn SkillProvider>,
     token: Option<String>,
 ) -> Result<u8, Failure> {
-    let root = std::env::temp_dir().join(format!("skills-mcp-{}", std::process::id()));
+    let root = skills_exec::private_root("skills-mcp");
     let workspaces = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))

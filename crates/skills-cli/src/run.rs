@@ -1,6 +1,13 @@
 //! `skills run`: stage one skill into a throw-away workspace, run a command
 //! in it (locally or in the bubblewrap sandbox), print its output and the
 //! files it produced.
+//!
+//! The files listed are what the run left in `out/` (`$OUTPUT_DIR`), in
+//! subfolders too ([`DEFAULT_OUTPUT_GLOB`]), with the size and MIME type the
+//! runtime reports; `--output-files GLOB` lists (and, with `--json`, inlines)
+//! the files matching its globs instead. Folders are not entries of their
+//! own: a file in a subfolder is listed by its path (`out/charts/a.png`), an
+//! empty folder not at all.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -17,11 +24,19 @@ pub(crate) struct RunArgs {
     pub(crate) timeout: Option<u64>,
     pub(crate) output_files: Vec<String>,
     pub(crate) json: bool,
+    /// Standard output is a terminal: the command's output is escaped there
+    /// ([`crate::text::terminal_safe`]).
+    pub(crate) stdout_terminal: bool,
+    /// Standard error is a terminal.
+    pub(crate) stderr_terminal: bool,
 }
 
 /// Why `skills run` could not run the command (exit code 2).
 #[derive(Debug)]
 pub(crate) struct RunFailure(pub(crate) String);
+
+/// What is listed without `--output-files`: every file under `out/`.
+pub(crate) const DEFAULT_OUTPUT_GLOB: &str = "out/**";
 
 /// Exit code when the command timed out (as `timeout(1)` does).
 pub(crate) const TIMED_OUT: u8 = 124;
@@ -39,7 +54,7 @@ pub(crate) fn run(
         .enable_all()
         .build()
         .map_err(|e| fail(&e))?;
-    let root = std::env::temp_dir().join(format!("skills-run-{}", std::process::id()));
+    let root = skills_exec::private_root("skills-run");
     let session = "cli";
     let result = runtime.block_on(async {
         let skill = provider.get(&args.name).await.map_err(|e| fail(&e))?;
@@ -66,6 +81,12 @@ pub(crate) fn run(
             if let Some(t) = args.timeout {
                 request = request.timeout_secs(t);
             }
+            if args.output_files.is_empty() {
+                // Listed, not read: names, sizes and types only.
+                request = request
+                    .output_file(DEFAULT_OUTPUT_GLOB)
+                    .omit_inline_content(true);
+            }
             for g in &args.output_files {
                 request = request.output_file(g);
             }
@@ -76,7 +97,7 @@ pub(crate) fn run(
         let _ = std::fs::remove_dir(&root);
         outcome
     })?;
-    print(&result, args.json, out, err).map_err(|e| fail(&e))?;
+    print(&result, &args, out, err).map_err(|e| fail(&e))?;
     Ok(if result.timed_out {
         TIMED_OUT
     } else {
@@ -88,16 +109,21 @@ pub(crate) fn run(
 
 fn print(
     result: &RunResult,
-    json: bool,
+    args: &RunArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> std::io::Result<()> {
-    if json {
+    if args.json {
         serde_json::to_writer_pretty(&mut *out, result)?;
         return writeln!(out);
     }
-    out.write_all(result.stdout.as_bytes())?;
-    err.write_all(result.stderr.as_bytes())?;
+    // The command's output is unchanged into a pipe or a file; on a terminal
+    // its control sequences are escaped (a skill's command, sandboxed or
+    // not, must not set the title or write the clipboard).
+    let shown = crate::text::for_terminal(&result.stdout, args.stdout_terminal);
+    out.write_all(shown.as_bytes())?;
+    let shown = crate::text::for_terminal(&result.stderr, args.stderr_terminal);
+    err.write_all(shown.as_bytes())?;
     for w in &result.warnings {
         writeln!(err, "warning: {}", crate::text::line(w))?;
     }

@@ -3,9 +3,16 @@
 //!
 //! A folder named `a\nok       evil` would otherwise print a fake `ok` line in
 //! `skills validate`, and an `ESC [` sequence in a description could rewrite the
-//! screen. JSON output needs none of this (`serde_json` escapes every control
-//! character); text output goes through [`line()`] (one-line fields: names,
-//! paths, messages) or [`block()`] (multi-line text such as a skill's body).
+//! screen; an `ESC ]` (OSC) sequence could set the terminal's title or, with
+//! OSC 52, write the user's clipboard. JSON output needs none of this
+//! (`serde_json` escapes every control character); text output goes through
+//! [`line()`] (one-line fields: names, paths, messages) or [`block()`]
+//! (multi-line text such as a skill's body).
+//!
+//! Contents that are data, not messages (a file `read` prints, the catalog,
+//! the output of a command `run` ran), are written unchanged into a pipe or a
+//! file, where they are exactly what a program asked for, and through
+//! [`terminal_safe()`] when they go to a terminal ([`for_terminal`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -24,6 +31,35 @@ pub(crate) fn line(text: &str) -> Cow<'_, str> {
 /// that must still not carry terminal escape sequences or carriage returns.
 pub(crate) fn block(text: &str) -> Cow<'_, str> {
     escape(text, true)
+}
+
+/// `text` as a terminal may show it: like [`block()`] (newlines and tabs
+/// kept, every other control character escaped, so no `ESC`, CSI, OSC, BEL or
+/// backspace reaches the terminal), and a carriage return that ends a line
+/// (`\r\n`) is kept too; a lone `\r`, which would let text overwrite the
+/// line before it, is escaped.
+pub(crate) fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return block(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut lines = text.split("\r\n").peekable();
+    while let Some(part) = lines.next() {
+        out.push_str(&block(part));
+        if lines.peek().is_some() {
+            out.push_str("\r\n");
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `text` unchanged when `terminal` is false, else [`terminal_safe()`].
+pub(crate) fn for_terminal(text: &str, terminal: bool) -> Cow<'_, str> {
+    if terminal {
+        terminal_safe(text)
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 fn needs_escape(c: char, keep_newlines: bool) -> bool {
@@ -82,7 +118,45 @@ mod tests {
     }
 
     #[test]
+    fn terminal_safe_defuses_escape_sequences() {
+        assert_eq!(
+            terminal_safe("\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2Jok\n\tend"),
+            "\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2Jok\n\tend"
+        );
+        assert_eq!(terminal_safe("\u{9b}31m"), "\\x9b31m");
+        assert!(matches!(terminal_safe("plain\ntext"), Cow::Borrowed(_)));
+    }
+
+    #[test]
     fn block_keeps_newlines_and_tabs_only() {
         assert_eq!(block("a\n\tb\r\n\u{1b}c"), "a\n\tb\\r\n\\x1bc");
+    }
+
+    #[test]
+    fn terminal_safe_escapes_every_sequence_a_terminal_acts_on() {
+        // OSC 52 (clipboard) and OSC 0 (title), with BEL and ST endings.
+        assert_eq!(
+            terminal_safe("\u{1b}]52;c;cGF5bG9hZA==\u{7}x\u{1b}]0;t\u{1b}\\"),
+            "\\x1b]52;c;cGF5bG9hZA==\\x07x\\x1b]0;t\\x1b\\"
+        );
+        // CSI in its 7-bit and 8-bit forms, 8-bit OSC, backspace.
+        assert_eq!(
+            terminal_safe("\u{1b}[2J\u{9b}31m\u{9d}0;t\u{8}"),
+            "\\x1b[2J\\x9b31m\\x9d0;t\\x08"
+        );
+        assert_eq!(terminal_safe("a\u{202e}b"), "a\\u{202e}b");
+    }
+
+    #[test]
+    fn terminal_safe_keeps_line_ends_but_not_a_lone_carriage_return() {
+        assert_eq!(terminal_safe("a\r\nb\n\tc\r\n"), "a\r\nb\n\tc\r\n");
+        assert_eq!(terminal_safe("ok\rFAKE\r\n"), "ok\\rFAKE\r\n");
+        assert!(matches!(terminal_safe("plain\ntext"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn for_terminal_is_raw_elsewhere() {
+        assert_eq!(for_terminal("\u{1b}[31m", false), "\u{1b}[31m");
+        assert_eq!(for_terminal("\u{1b}[31m", true), "\\x1b[31m");
     }
 }

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -14,10 +14,11 @@ fn examples() -> String {
 }
 
 /// A server that answers each request with the next canned SSE body and
-/// records the request bodies.
+/// records the request bodies and paths.
 struct Server {
     url: String,
     bodies: Arc<Mutex<Vec<String>>>,
+    paths: Arc<Mutex<Vec<String>>>,
 }
 
 /// One canned reply: status code, content type, body.
@@ -26,41 +27,33 @@ type Reply = (u16, &'static str, String);
 /// A server on 127.0.0.1 that answers request `i` with `reply(i)` (until it
 /// gives `None`) and records the request bodies.
 fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server {
+    serve_checked(move |i, _, _| reply(i))
+}
+
+/// A server on 127.0.0.1 that answers request `i` to `path` with body
+/// `body` by `reply(i, path, body)` (until it gives `None`) and records the
+/// request bodies and paths.
+fn serve_checked(reply: impl Fn(usize, &str, &str) -> Option<Reply> + Send + 'static) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let bodies = Arc::new(Mutex::new(Vec::new()));
+    let paths = Arc::new(Mutex::new(Vec::new()));
     let seen = Arc::clone(&bodies);
+    let seen_paths = Arc::clone(&paths);
     thread::spawn(move || {
         for i in 0.. {
-            let Some((status, content_type, body)) = reply(i) else {
-                return;
-            };
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
-            let mut reader = BufReader::new(stream);
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let lower = line.to_ascii_lowercase();
-                if let Some(value) = lower.strip_prefix("content-length:") {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-                if line == "\r\n" {
-                    break;
-                }
-            }
-            let mut request = vec![0; length];
-            if reader.read_exact(&mut request).is_err() {
+            let Some((path, request, mut stream)) = read_request(stream) else {
                 continue;
-            }
-            seen.lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&request).into_owned());
-            let mut stream = reader.into_inner();
+            };
+            let answer = reply(i, &path, &request);
+            seen.lock().unwrap().push(request);
+            seen_paths.lock().unwrap().push(path);
+            let Some((status, content_type, body)) = answer else {
+                return;
+            };
             let reason = if status == 200 { "OK" } else { "Error" };
             let _ = write!(
                 stream,
@@ -69,7 +62,34 @@ fn serve_with(reply: impl Fn(usize) -> Option<Reply> + Send + 'static) -> Server
             );
         }
     });
-    Server { url, bodies }
+    Server { url, bodies, paths }
+}
+
+/// Reads one HTTP request from `stream`: its path and body, and the stream
+/// to answer on (`None` when the client went away first).
+fn read_request(stream: TcpStream) -> Option<(String, String, TcpStream)> {
+    let mut reader = BufReader::new(stream);
+    let mut length = 0usize;
+    let mut path = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        if path.is_empty() {
+            path = line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+        }
+        if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    let body = String::from_utf8_lossy(&body).into_owned();
+    Some((path, body, reader.into_inner()))
 }
 
 /// A server giving these SSE bodies in order.
@@ -597,4 +617,387 @@ fn reading_a_missing_sqlite_store_is_an_error_and_creates_nothing() {
         "reading the store created {}",
         path.display()
     );
+}
+
+/// An Anthropic streaming reply: `message_start` with these token counts,
+/// the content blocks, then the stop reason.
+fn anthropic_reply(usage: (u64, u64, u64), blocks: &[serde_json::Value], stop: &str) -> String {
+    let (input, read, created) = usage;
+    let mut events = vec![
+        serde_json::json!({"type": "message_start", "message": {"id": "msg", "model": "claude-test",
+        "usage": {"input_tokens": input, "cache_read_input_tokens": read, "cache_creation_input_tokens": created, "output_tokens": 1}}}),
+    ];
+    for (index, block) in blocks.iter().enumerate() {
+        match block["type"].as_str() {
+            Some("tool_use") => {
+                events.push(serde_json::json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}));
+                events.push(serde_json::json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": block["input"].to_string()}}));
+            }
+            _ => {
+                events.push(
+                    serde_json::json!({"type": "content_block_start", "index": index,
+                    "content_block": {"type": "text", "text": ""}}),
+                );
+                events.push(
+                    serde_json::json!({"type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": block["text"]}}),
+                );
+            }
+        }
+        events.push(serde_json::json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(serde_json::json!({"type": "message_delta", "delta": {"stop_reason": stop}, "usage": {"output_tokens": 7}}));
+    events.push(serde_json::json!({"type": "message_stop"}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect()
+}
+
+/// An Anthropic-compatible server that insists on prompt caching: a request
+/// without `cache_control` markers gets HTTP 400.
+fn serve_anthropic_requiring_markers(replies: Vec<String>) -> Server {
+    serve_checked(move |i, path, body| {
+        if path != "/v1/messages" {
+            return Some((404, "text/plain", "no such route".to_owned()));
+        }
+        if !body.contains("\"cache_control\"") {
+            let error = r#"{"type":"error","error":{"type":"invalid_request_error","message":"this server requires cache_control markers"}}"#;
+            return Some((400, "application/json", error.to_owned()));
+        }
+        replies
+            .get(i)
+            .map(|r| (200, "text/event-stream", r.clone()))
+    })
+}
+
+/// `skills agent --model anthropic:…` sends the cache markers Anthropic
+/// needs without any option (tools, system, latest turn; then the previous
+/// turn too) and prints each request's cache share on standard error.
+#[test]
+fn anthropic_requests_carry_cache_markers_and_the_cache_share_is_shown() {
+    let server = serve_anthropic_requiring_markers(vec![
+        anthropic_reply(
+            (40, 0, 1800),
+            &[
+                serde_json::json!({"type": "tool_use", "id": "toolu_1", "name": "load_skill", "input": {"name": "commit-message"}}),
+            ],
+            "tool_use",
+        ),
+        anthropic_reply(
+            (60, 1800, 350),
+            &[serde_json::json!({"type": "text", "text": "Fix parser crash on empty input"})],
+            "end_turn",
+        ),
+    ]);
+    // ANTHROPIC_BASE_URL with /v1 is taken as meant.
+    let base = format!("{}/v1", server.url);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "anthropic:claude-test",
+            "--prompt",
+            "Write a commit message for the parser fix.",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &base),
+        ],
+        None,
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout, "Fix parser crash on empty input\n");
+    let bodies = server.bodies.lock().unwrap().clone();
+    let markers: Vec<usize> = bodies
+        .iter()
+        .map(|b| b.matches("\"cache_control\"").count())
+        .collect();
+    eprintln!("cache_control markers per request of `skills agent`: {markers:?}");
+    assert_eq!(markers, vec![3, 4]);
+    assert_eq!(
+        *server.paths.lock().unwrap(),
+        vec!["/v1/messages", "/v1/messages"]
+    );
+    assert!(
+        stderr.contains(
+            "[usage] request 1: 1 840 input tokens, 0 cached (0.0 %), 1 800 written to the cache, 7 output"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "[usage] request 2: 2 210 input tokens, 1 800 cached (81.4 %), 350 written to the cache, 7 output"
+        ),
+        "{stderr}"
+    );
+}
+
+/// A base URL of the wrong form: the error names the URL tried and the fix.
+#[test]
+fn a_base_url_without_v1_names_the_url_and_the_fix() {
+    let server = serve_checked(|_, path, _| {
+        if path.starts_with("/v1/") {
+            Some((200, "text/event-stream", openai_text_reply("Hi")))
+        } else {
+            Some((404, "text/plain", "404 page not found".to_owned()))
+        }
+    });
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "404 page not found (POST {0}/chat/completions); OPENAI_BASE_URL usually ends in \
+             /v1: try {0}/v1",
+            server.url
+        )),
+        "{stderr}"
+    );
+    // Nothing listens: the error names the URL and the variable.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let out = skills(
+        &[
+            "agent",
+            "--model",
+            "anthropic:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &format!("http://{address}")),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!("cannot connect to http://{address}/v1/messages: ")),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is ANTHROPIC_BASE_URL right?"), "{stderr}");
+}
+
+/// The escape sequences an answer may carry: a window title, a clipboard
+/// write (OSC 52), a screen clear and an 8-bit CSI (a `\r\n` line end is
+/// harmless and kept).
+const HOSTILE_TEXT: &str =
+    "Done.\u{1b}]0;pwned\u{7}\u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{9b}31m\r\n\tok\n";
+
+fn hostile_server() -> Server {
+    serve(vec![openai_text_reply(HOSTILE_TEXT)])
+}
+
+fn assert_defused(output: &str) {
+    assert!(
+        !output.contains('\u{1b}') && !output.contains('\u{9b}') && !output.contains('\u{7}'),
+        "a raw control character reached the output: {output:?}"
+    );
+    assert!(
+        output
+            .contains("Done.\\x1b]0;pwned\\x07\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J\\x9b31m\r\n\tok\n"),
+        "{output:?}"
+    );
+}
+
+/// `skills agent` with `extra` options against a server whose answer is
+/// [`HOSTILE_TEXT`].
+fn agent_on_hostile_text(extra: &[&str]) -> Output {
+    let server = hostile_server();
+    let mut args = vec!["agent"];
+    args.extend_from_slice(extra);
+    let examples = examples();
+    args.extend(["--model", "openai:m", "--prompt", "hi", examples.as_str()]);
+    skills(
+        &args,
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", server.url.as_str()),
+        ],
+        None,
+    )
+}
+
+/// Model text with terminal escapes is printed with its control characters
+/// escaped (newlines and tabs kept); `--json` escapes them as JSON does.
+#[test]
+fn escape_sequences_in_the_answer_never_reach_the_output() {
+    let out = agent_on_hostile_text(&[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_defused(&text(&out.stdout));
+    assert!(!text(&out.stderr).contains('\u{1b}'));
+
+    let out = agent_on_hostile_text(&["--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    // The JSON keeps the text exact: a program reading it gets what the
+    // model wrote.
+    assert_eq!(last["outcome"]["text"], HOSTILE_TEXT);
+}
+
+/// The same on a real terminal: `script` runs `skills agent` with a
+/// pseudo-terminal as its standard output.
+#[test]
+fn escape_sequences_never_reach_a_terminal() {
+    let script = std::path::Path::new("/usr/bin/script");
+    assert!(
+        script.exists(),
+        "this test needs `script` (util-linux) to give the command a terminal"
+    );
+    let server = hostile_server();
+    let command = format!(
+        "{} agent --model openai:m --prompt hi {}",
+        env!("CARGO_BIN_EXE_skills"),
+        examples()
+    );
+    let out = Command::new(script)
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", &server.url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The terminal turns `\n` into `\r\n`; nothing else is added.
+    let screen = text(&out.stdout).replace("\r\n", "\n");
+    assert_defused(&screen);
+}
+
+/// A server that answers with `head` and then `piece` forever (until the
+/// client hangs up, or 2 GiB as a safety stop); returns the bytes written.
+fn serve_endless(head: String, piece: Vec<u8>) -> (String, thread::JoinHandle<usize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let handle = thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return 0;
+        };
+        let Some((_, _, mut stream)) = read_request(stream) else {
+            return 0;
+        };
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n{head}"
+        );
+        if stream.write_all(head.as_bytes()).is_err() {
+            return 0;
+        }
+        let mut written = head.len();
+        while written < 2 << 30 {
+            if stream.write_all(&piece).is_err() {
+                break;
+            }
+            written += piece.len();
+        }
+        written
+    });
+    (url, handle)
+}
+
+/// `skills agent` under a data-size limit (`prlimit --data`) far below what
+/// an unbounded answer would take.
+fn skills_limited(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let prlimit = std::path::Path::new("/usr/bin/prlimit");
+    assert!(
+        prlimit.exists(),
+        "this test needs `prlimit` (util-linux) to bound the command's memory"
+    );
+    let mut cmd = Command::new(prlimit);
+    cmd.arg(format!("--data={}", 512 << 20))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_skills"))
+        .args(args)
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// A model server that streams forever, or sends one endless line, ends the
+/// run with a typed error at the default caps (64 MiB per answer, 16 MiB per
+/// event) while the process stays under a 512 MiB data limit: unbounded
+/// buffering would have been killed by it.
+#[test]
+fn an_endless_answer_or_line_stops_at_the_caps() {
+    let start = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"m\",\"model\":\"m\",\"usage\":{\"input_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+    );
+    let delta = serde_json::json!({"type": "content_block_delta", "index": 0,
+        "delta": {"type": "text_delta", "text": "a".repeat(4000)}});
+    let piece = format!("event: content_block_delta\ndata: {delta}\n\n").into_bytes();
+    let (url, server) = serve_endless(start.to_owned(), piece);
+    let out = skills_limited(
+        &[
+            "agent",
+            "--model",
+            "anthropic:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("ANTHROPIC_BASE_URL", &url),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("answer-too-large"), "{stderr}");
+    assert!(stderr.contains("more than 64 MiB"), "{stderr}");
+    let sent = server.join().unwrap();
+    assert!(sent < 128 << 20, "the server pushed {sent} bytes");
+    // What was printed before the cap is the model's text, escaped.
+    assert!(out.stdout.len() <= 64 << 20);
+
+    let (url, server) = serve_endless("data: {\"id\":\"".to_owned(), vec![b'x'; 64 * 1024]);
+    let out = skills_limited(
+        &[
+            "agent",
+            "--model",
+            "openai:m",
+            "--prompt",
+            "hi",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &format!("{url}/v1")),
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("event-too-large"), "{stderr}");
+    let sent = server.join().unwrap();
+    assert!(sent < 64 << 20, "the server pushed {sent} bytes");
 }

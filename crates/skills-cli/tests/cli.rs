@@ -169,7 +169,7 @@ fn validate_broken_skill_exits_1_with_located_diagnostics() {
     root.skill("good", "Good. Use it for tests.", "Body.")
         .write(
             "broken/SKILL.md",
-            "---\nname: broken\n---\nNo description.\n",
+            "# Broken\n\nNo frontmatter, so it cannot load.\n",
         );
     let arg = root.arg();
 
@@ -189,9 +189,9 @@ fn validate_broken_skill_exits_1_with_located_diagnostics() {
         .unwrap_or_else(|| panic!("no line number: {line}"));
     assert!(number.parse::<u32>().is_ok_and(|n| n >= 1), "{line}");
     let message = rest
-        .strip_prefix(" error[description-missing]: ")
+        .strip_prefix(" error[frontmatter-missing]: ")
         .unwrap_or_else(|| panic!("not `error[code]: message`: {line}"));
-    assert!(message.contains("description"), "{line}");
+    assert!(message.contains("frontmatter"), "{line}");
     assert!(out.stdout.contains("INVALID  broken"), "{}", out.stdout);
     assert!(out.stdout.contains("ok       good"), "{}", out.stdout);
     assert!(
@@ -253,7 +253,7 @@ fn check_diagnostic(d: &Value) {
 #[test]
 fn validate_json_has_the_documented_shape() {
     let root = Root::with_two_skills();
-    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n")
+    root.write("broken/SKILL.md", "# Broken\n\nNo frontmatter.\n")
         .write("orphan/references/x.md", "x\n");
     let arg = root.arg();
 
@@ -323,7 +323,7 @@ fn validate_json_has_the_documented_shape() {
     assert_eq!(broken["name"], Value::Null, "an unparsed skill has no name");
     assert_eq!(broken["valid"], Value::Bool(false));
     let d = &broken["diagnostics"][0];
-    assert_eq!(d["code"], "description-missing");
+    assert_eq!(d["code"], "frontmatter-missing");
     assert_eq!(d["severity"], "error");
     assert!(
         d["file"]
@@ -432,7 +432,7 @@ fn bad_flags_exit_2() {
 #[test]
 fn validate_path_to_skill_md_validates_that_skill() {
     let root = Root::with_two_skills();
-    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n");
+    root.write("broken/SKILL.md", "# Broken\n\nNo frontmatter.\n");
     let md = root.join("alpha/SKILL.md").display().to_string();
 
     let out = run(&["validate", &md]).expect_code(0);
@@ -443,7 +443,7 @@ fn validate_path_to_skill_md_validates_that_skill() {
     let bad = root.join("broken/SKILL.md").display().to_string();
     let out = run(&["validate", &bad]).expect_code(1);
     assert!(
-        out.stdout.contains("error[description-missing]"),
+        out.stdout.contains("error[frontmatter-missing]"),
         "{}",
         out.stdout
     );
@@ -636,13 +636,13 @@ fn list_json_is_an_array_of_metadata() {
 #[test]
 fn list_warns_on_stderr_about_skipped_skills() {
     let root = Root::with_two_skills();
-    root.write("broken/SKILL.md", "---\nname: broken\n---\nBody.\n");
+    root.write("broken/SKILL.md", "# Broken\n\nNo frontmatter.\n");
     let arg = root.arg();
 
     let out = run(&["list", &arg]).expect_code(0);
     assert_eq!(out.stdout.lines().count(), 2, "{}", out.stdout);
     assert!(
-        out.stderr.contains("1 skill skipped: no description"),
+        out.stderr.contains("1 skill skipped: no frontmatter"),
         "{}",
         out.stderr
     );
@@ -1734,13 +1734,26 @@ fn v_and_rust_log_print_events_on_stderr_only() {
 fn list_loads_a_marketplace_library_and_summarizes_skipped_skills() {
     let root = Root::new();
     let stats = skills_testkit::marketplace::write(root.dir.path(), 7, 300).expect("write");
-    let empty = stats.skills - stats.with_description;
-    assert!(empty > 0, "the seed gives some empty descriptions");
+    assert!(
+        stats.with_description < stats.skills,
+        "the seed gives some empty descriptions"
+    );
+    assert!(
+        stats.long_folders > 0,
+        "and folder names over 64 characters"
+    );
+    // Every marketplace skill loads; only unreadable YAML is skipped.
+    for bad in ["broken-1", "broken-2"] {
+        root.write(
+            &format!("{bad}/SKILL.md"),
+            "---\nname: Broken\ndescription: [unclosed\n---\n",
+        );
+    }
     let out = run(&with_root(&["list"], &root.arg())).expect_code(0);
-    assert_eq!(out.stdout.lines().count(), stats.with_description);
+    assert_eq!(out.stdout.lines().count(), stats.skills);
     // One line per reason, not one per skill.
-    let skipped = format!("{empty} skills skipped: empty description; run `skills validate`");
-    assert!(out.stderr.contains(&skipped), "{}", out.stderr);
+    let skipped = "2 skills skipped: unreadable YAML frontmatter; run `skills validate`";
+    assert!(out.stderr.contains(skipped), "{}", out.stderr);
     assert_eq!(
         out.stderr.lines().filter(|l| l.contains("skipped")).count(),
         1,
@@ -1748,20 +1761,39 @@ fn list_loads_a_marketplace_library_and_summarizes_skipped_skills() {
         out.stderr
     );
     let out = run(&with_root(&["catalog"], &root.arg())).expect_code(0);
-    assert!(out.stderr.contains(&skipped), "{}", out.stderr);
+    assert!(out.stderr.contains(skipped), "{}", out.stderr);
     // The display title stays out of the catalog.
-    let first = skills_testkit::marketplace::generate(7, 300)
-        .into_iter()
-        .find(|s| !s.empty_description)
-        .expect("one loads");
+    let generated = skills_testkit::marketplace::generate(7, 300);
+    let first = generated
+        .iter()
+        .find(|s| !s.empty_description && !s.missing_name)
+        .expect("one with a description");
     assert!(
         out.stdout
-            .contains(&format!("<skill name=\"{}\">", first.folder))
+            .contains(&format!("<skill name=\"{}\">", first.name))
     );
     assert!(!out.stdout.contains(&format!("name=\"{}\"", first.title)));
     // `show --json` carries the title.
-    let out = run(&with_root(&["show", &first.folder, "--json"], &root.arg())).expect_code(0);
+    let out = run(&with_root(&["show", &first.name, "--json"], &root.arg())).expect_code(0);
     assert_eq!(out.json()["metadata"]["title"], first.title.as_str());
+    // A title in a folder over 64 characters loads under the folder name (the
+    // generated `name`), and
+    // a skill without a description gets its body's first paragraph.
+    let long = generated
+        .iter()
+        .find(|s| s.long_folder && !s.missing_name)
+        .expect("a long folder");
+    let empty = generated
+        .iter()
+        .find(|s| s.empty_description && !s.missing_name)
+        .expect("an empty description");
+    for skill in [long, empty] {
+        let out = run(&with_root(&["show", &skill.name, "--json"], &root.arg())).expect_code(0);
+        assert_eq!(out.json()["metadata"]["name"], skill.name.as_str());
+        assert_eq!(out.json()["metadata"]["title"], skill.title.as_str());
+    }
+    let out = run(&with_root(&["show", &empty.name, "--json"], &root.arg())).expect_code(0);
+    assert_eq!(out.json()["metadata"]["description"], empty.title.as_str());
 }
 
 #[test]
@@ -1862,4 +1894,130 @@ fn unreadable_skills_fail_validate_and_are_counted_by_list_and_catalog() {
             out.stderr
         );
     }
+}
+
+/// A skill that tries to drive the terminal from everywhere the CLI shows:
+/// its description (OSC 52 clipboard write, OSC 0 title, CSI, 8-bit CSI), its
+/// body, a reference file (OSC 52, colours, a lone carriage return) and a
+/// second skill whose broken frontmatter lands in diagnostics.
+fn terminal_hostile_root() -> Root {
+    let root = Root::new();
+    root.write(
+        "evil/SKILL.md",
+        "---\nname: evil\ndescription: \"Evil \\e]52;c;cGF5bG9hZA==\\a, \\e]0;TITLE\\a \\e[2J\\x9b31m done\"\n---\n# Body \u{1b}]0;BODY\u{7} end\nline \u{1b}[31mred\u{1b}[0m\n",
+    );
+    root.write(
+        "evil/references/notes.md",
+        "ref \u{1b}]52;c;cGF5bG9hZA==\u{7} \u{1b}[31mred\u{1b}[0m\r\nok\rFORGED\n\u{9b}2J\n",
+    );
+    root.write(
+        "broken/SKILL.md",
+        "---\nname: broken\ndescription: [\u{1b}]0;DIAG\u{7}\n---\nx\n",
+    );
+    root
+}
+
+/// Runs the binary on a pseudo-terminal (util-linux `script`), so standard
+/// output and standard error are a terminal; returns everything it printed.
+/// Fails when `script` is missing: this test cannot check anything without it.
+fn on_terminal(args: &[&str], envs: &[(&str, &str)]) -> Vec<u8> {
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let command: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_skills"))
+        .chain(args.iter().copied())
+        .map(quote)
+        .collect();
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    let output = Command::new("script")
+        .args(["-qec", &command.join(" "), "/dev/null"])
+        .current_dir(cwd.path())
+        .env_remove("SKILLS_ROOT")
+        .env_remove("RUST_LOG")
+        .envs(envs.iter().copied())
+        .output()
+        .expect("util-linux `script` runs (it gives the binary a terminal)");
+    output.stdout
+}
+
+/// Why `bytes` would drive a terminal, if it would: an ESC, a BEL, a
+/// backspace, a lone carriage return or an 8-bit CSI/OSC/DCS.
+fn terminal_control(bytes: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(bytes);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let bad = match c {
+            '\u{1b}' | '\u{7}' | '\u{8}' | '\u{9b}' | '\u{9d}' | '\u{90}' => true,
+            // The terminal itself turns "\n" into "\r\n" (and a kept "\r\n"
+            // into "\r\r\n"); a "\r" before anything else could overwrite
+            // a line.
+            '\r' => {
+                while chars.peek() == Some(&'\r') {
+                    chars.next();
+                }
+                chars.peek() != Some(&'\n')
+            }
+            _ => false,
+        };
+        if bad {
+            return Some(format!("{:?} in {text:?}", c));
+        }
+    }
+    None
+}
+
+#[test]
+fn no_command_sends_control_sequences_to_a_terminal() {
+    let root = terminal_hostile_root();
+    let arg = root.arg();
+    // Each command, and a word its output must hold (it ran and printed).
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["list", &arg], "TITLE"),
+        (vec!["show", "evil", &arg], "BODY"),
+        (vec!["read", "evil", "references/notes.md", &arg], "FORGED"),
+        (vec!["read", "evil", "SKILL.md", &arg], "BODY"),
+        (vec!["catalog", &arg], "TITLE"),
+        (vec!["catalog", "--format", "markdown", &arg], "TITLE"),
+        (vec!["catalog", "--format", "json", &arg], "TITLE"),
+        (vec!["validate", &arg], "DIAG"),
+        (vec!["report", &arg], "DIAG"),
+        (
+            vec![
+                "run",
+                "evil",
+                &arg,
+                "--",
+                r"printf '\033]52;c;cGF5bG9hZA==\007out\r\n'; printf '\033]0;T\007err\rX\n' >&2",
+            ],
+            "err",
+        ),
+    ];
+    for (args, expected) in cases {
+        // NO_COLOR: `report` colours its own headings on a terminal.
+        let shown = on_terminal(&args, &[("NO_COLOR", "1")]);
+        let text = String::from_utf8_lossy(&shown);
+        assert!(
+            text.contains(expected),
+            "{args:?} did not print `{expected}`: {text:?}"
+        );
+        if let Some(why) = terminal_control(&shown) {
+            panic!("{args:?} sent a control character to the terminal: {why}");
+        }
+    }
+}
+
+#[test]
+fn read_and_run_write_data_unchanged_into_a_pipe() {
+    let root = terminal_hostile_root();
+    let arg = root.arg();
+    let (code, stdout, stderr) = run_bytes(&["read", "evil", "references/notes.md", &arg], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        fs::read(root.join("evil/references/notes.md")).expect("the file is there")
+    );
+    let (code, stdout, stderr) = run_bytes(
+        &["run", "evil", &arg, "--", r"printf '\033]0;T\007out\n'"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout, b"\x1b]0;T\x07out\n");
 }

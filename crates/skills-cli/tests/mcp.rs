@@ -1,7 +1,10 @@
 //! `skills mcp` with a real MCP client: the official Python SDK (PyPI `mcp`)
 //! runs `tests/mcp_clients/skills_client.py` against the built binary over
 //! stdio and over Streamable HTTP (with a bearer token), on the legacy
-//! handshake and on protocol 2026-07-28.
+//! handshake and on protocol 2026-07-28: on a flat tree and on one with a
+//! multi-segment skill and a nested one (the URIs rmcp's folder catalog
+//! gives), with a skill the extension cannot list left out, and with the
+//! tools' annotations checked.
 //!
 //! Environment: `SKILLS_MCP_PYTHON`, the Python that has `mcp` installed
 //! (default: `<workspace>/target/mcp-client-venv/bin/python`). Without it
@@ -10,18 +13,15 @@
 
 #![allow(clippy::unwrap_used)]
 
-use std::io::{BufRead as _, BufReader};
+mod mcp_support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
+use mcp_support::{
+    HttpServer, NESTED_URIS, add_unlistable_skill, fixture, nested_fixture, skills, workspace_root,
+};
 use serde_json::Value;
-
-const PNG: &[u8] =
-    b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The Python with the MCP SDK. Panics, with the command that installs it,
 /// when it is missing: a client test that cannot run its client fails.
@@ -43,37 +43,14 @@ fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_clients/skills_client.py")
 }
 
-fn write(path: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, bytes).unwrap();
-}
-
-/// Two skills, one with a reference, a script and a binary image.
-fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        &root.join("charts/SKILL.md"),
-        b"---\nname: charts\ndescription: Draws charts from CSV files. Use for plots.\n---\n# Charts\n\nSee references/styles.md.\n",
-    );
-    write(
-        &root.join("charts/references/styles.md"),
-        b"# Styles\nbar, line\n",
-    );
-    write(
-        &root.join("charts/scripts/plot.sh"),
-        b"#!/bin/sh\necho plotted\n",
-    );
-    write(&root.join("charts/assets/sample.png"), PNG);
-    write(
-        &root.join("notes/SKILL.md"),
-        b"---\nname: notes\ndescription: Writes meeting notes.\n---\nWrite the notes.\n",
-    );
-    dir
-}
-
 /// Runs the client script and returns its JSON summary.
 fn run_client(args: &[&str]) -> Value {
+    run_client_with_stderr(args).0
+}
+
+/// Runs the client script; its JSON summary and its standard error (where
+/// the stdio server's own standard error goes too).
+fn run_client_with_stderr(args: &[&str]) -> (Value, String) {
     let output = Command::new(client_python())
         .arg(client_script())
         .args(args)
@@ -87,7 +64,10 @@ fn run_client(args: &[&str]) -> Value {
         String::from_utf8_lossy(&output.stderr)
     );
     let stdout = String::from_utf8(output.stdout).unwrap();
-    serde_json::from_str(stdout.lines().last().unwrap()).unwrap()
+    (
+        serde_json::from_str(stdout.lines().last().unwrap()).unwrap(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
 }
 
 fn check_summary(summary: &Value, protocol: &str) {
@@ -106,10 +86,30 @@ fn check_summary(summary: &Value, protocol: &str) {
         "{summary}"
     );
     assert!(summary["instructions_bytes"].as_u64().unwrap() > 0);
+    check_annotations(summary);
 }
 
-fn skills() -> &'static str {
-    env!("CARGO_BIN_EXE_skills")
+/// Every tool has a title and its annotations: the read tools read-only,
+/// idempotent and closed-world, the run tools not read-only.
+fn check_annotations(summary: &Value) {
+    let annotations = summary["annotations"].as_object().unwrap();
+    for tool in summary["tools"].as_array().unwrap() {
+        let name = tool.as_str().unwrap();
+        let hints = &annotations[name];
+        assert!(summary["titles"][name].is_string(), "{name}: {summary}");
+        assert_eq!(hints["title"], summary["titles"][name], "{name}");
+        let read_only = matches!(name, "load_skill" | "read_skill_file");
+        assert_eq!(hints["readOnlyHint"], read_only, "{name}: {hints}");
+        if read_only {
+            assert_eq!(hints["idempotentHint"], true, "{name}: {hints}");
+            assert_eq!(hints["openWorldHint"], false, "{name}: {hints}");
+            assert_eq!(hints["destructiveHint"], false, "{name}: {hints}");
+        }
+        if name == "run_skill_command" {
+            assert_eq!(hints["destructiveHint"], true, "{name}: {hints}");
+            assert_eq!(hints["openWorldHint"], true, "{name}: {hints}");
+        }
+    }
 }
 
 #[test]
@@ -132,6 +132,59 @@ fn python_client_over_stdio_2026_07_28() {
     check_summary(&summary, "2026-07-28");
 }
 
+/// The tree with a multi-segment skill and a nested one: the URIs rmcp's
+/// folder catalog gives, every file of every manifest read and its digest
+/// checked (the nested skill's files through both skills), every folder of
+/// every manifest read.
+fn check_nested_summary(summary: &Value, protocol: &str) {
+    assert_eq!(summary["protocol"], protocol, "{summary}");
+    assert_eq!(summary["uris"], serde_json::json!(NESTED_URIS), "{summary}");
+    assert_eq!(
+        summary["skills"],
+        serde_json::json!(["billing", "refunds", "notes"])
+    );
+    // billing: 5 files (its own 2, refunds' 3); refunds: 3; notes: 1.
+    assert_eq!(summary["files_checked"], 9, "{summary}");
+    assert_eq!(summary["blobs"], 2, "{summary}");
+    assert_eq!(summary["read_skill_file_is_error"], false, "{summary}");
+    check_annotations(summary);
+}
+
+#[test]
+fn python_client_on_nested_skills_over_stdio_both_protocols() {
+    let dir = nested_fixture();
+    let root = dir.path().to_str().unwrap();
+    let summary = run_client(&["stdio", "legacy", skills(), root]);
+    check_nested_summary(&summary, "2025-11-25");
+    let summary = run_client(&["stdio", "auto", skills(), root]);
+    check_nested_summary(&summary, "2026-07-28");
+}
+
+#[test]
+fn python_client_on_nested_skills_over_http_both_protocols() {
+    let dir = nested_fixture();
+    let server = HttpServer::start(dir.path(), Some("t0ken"));
+    let summary = run_client(&["http", "auto", &server.url, "t0ken"]);
+    check_nested_summary(&summary, "2026-07-28");
+    let summary = run_client(&["http", "legacy", &server.url, "t0ken"]);
+    check_nested_summary(&summary, "2025-11-25");
+}
+
+/// A skill the extension cannot list (a name over 64 characters) is left out
+/// with a warning on the server's log; the rest is listed, read and checked.
+#[test]
+fn python_client_lists_the_rest_when_one_skill_cannot_be_listed() {
+    let dir = nested_fixture();
+    let long = add_unlistable_skill(dir.path());
+    let root = dir.path().to_str().unwrap();
+    let (summary, stderr) = run_client_with_stderr(&["stdio", "legacy", skills(), root, "-v"]);
+    check_nested_summary(&summary, "2025-11-25");
+    assert!(
+        stderr.contains("skill left out of skills/list") && stderr.contains(&long),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn python_client_calls_the_run_tools() {
     let dir = fixture();
@@ -144,46 +197,10 @@ fn python_client_calls_the_run_tools() {
     assert_eq!(summary["run_output_seen"], true, "{summary}");
 }
 
-/// `skills mcp --http 127.0.0.1:0` with a token; killed on drop.
-struct HttpServer {
-    child: Child,
-    url: String,
-}
-
-impl HttpServer {
-    fn start(root: &Path, token: &str) -> Self {
-        let mut child = Command::new(skills())
-            .args(["mcp", "--http", "127.0.0.1:0"])
-            .arg(root)
-            .env("SKILLS_MCP_TOKEN", token)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_owned();
-        Self { child, url }
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn python_client_over_http_both_protocols() {
     let dir = fixture();
-    let server = HttpServer::start(dir.path(), "t0ken");
+    let server = HttpServer::start(dir.path(), Some("t0ken"));
     let summary = run_client(&["http", "auto", &server.url, "t0ken"]);
     check_summary(&summary, "2026-07-28");
     let summary = run_client(&["http", "legacy", &server.url, "t0ken"]);
@@ -193,7 +210,7 @@ fn python_client_over_http_both_protocols() {
 #[test]
 fn python_client_with_a_wrong_token_is_refused() {
     let dir = fixture();
-    let server = HttpServer::start(dir.path(), "t0ken");
+    let server = HttpServer::start(dir.path(), Some("t0ken"));
     let output = Command::new(client_python())
         .arg(client_script())
         .args(["http", "legacy", &server.url, "wrong"])

@@ -211,7 +211,14 @@ fn invalid_skills_are_still_reported() {
         "name: good\ndescription: Does good things. Use when things should be good.",
         "# Good\n\nDo it.",
     );
-    write_skill(root.path(), "bad", "name: bad", "# Bad\n");
+    // Unreadable YAML: still skipped in lenient mode (a missing description
+    // would now come from the body).
+    write_skill(
+        root.path(),
+        "bad",
+        "name: bad\ndescription: [unclosed",
+        "# Bad\n",
+    );
     let root_arg = root.path().to_str().expect("UTF-8 path");
     let v = run_in(root.path(), &["report", "--json", root_arg])
         .ok()

@@ -117,6 +117,91 @@ fn sandbox_ignores_a_fake_bwrap_on_path() {
         Some(&bin),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert_eq!(text(&out.stdout), "skills-sandbox\n");
+    assert_eq!(
+        text(&out.stdout),
+        "skills-sandbox\n--- files\nout/x.txt\t3\ttext/plain\n"
+    );
     assert!(!marker.exists(), "the fake bwrap on PATH was run");
+}
+
+/// Makes files in `out/` (nested, binary, an empty folder) and one outside.
+const MAKES_FILES: &str = "mkdir -p out/sub/deeper out/empty; echo hi > out/a.txt; \
+     printf 'x,y\\n' > out/sub/deeper/b.csv; printf '\\x89PNG\\r\\n\\x1a\\n' > out/sub/c.png; \
+     echo not listed > scratch.txt; echo done";
+
+#[test]
+fn lists_what_the_run_left_in_out_by_default() {
+    let ex = examples();
+    let out = skills(&["run", "commit-message", &ex, "--", MAKES_FILES], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "done\n--- files\n\
+         out/a.txt\t3\ttext/plain\n\
+         out/sub/c.png\t8\timage/png\n\
+         out/sub/deeper/b.csv\t4\ttext/csv\n"
+    );
+}
+
+#[test]
+fn json_lists_out_by_default_without_contents() {
+    let ex = examples();
+    let out = skills(
+        &["run", "--json", "commit-message", &ex, "--", MAKES_FILES],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files: Vec<(String, u64, String)> = v["output_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert!(f.get("content").is_none(), "{f}");
+            (
+                f["name"].as_str().unwrap().to_owned(),
+                f["size_bytes"].as_u64().unwrap(),
+                f["mime_type"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("out/a.txt", 3, "text/plain"),
+        ("out/sub/c.png", 8, "image/png"),
+        ("out/sub/deeper/b.csv", 4, "text/csv"),
+    ]
+    .map(|(n, s, m)| (n.to_owned(), s, m.to_owned()));
+    assert_eq!(files, expected);
+}
+
+#[test]
+fn nothing_is_listed_when_out_is_empty() {
+    let ex = examples();
+    let out = skills(&["run", "commit-message", &ex, "--", "echo hi"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hi\n");
+}
+
+#[test]
+fn output_files_chooses_the_files_and_json_inlines_their_text() {
+    let ex = examples();
+    let out = skills(
+        &[
+            "run",
+            "--json",
+            "--output-files",
+            "out/sub/**/*.csv",
+            "commit-message",
+            &ex,
+            "--",
+            MAKES_FILES,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = v["output_files"].as_array().unwrap();
+    assert_eq!(files.len(), 1, "{v}");
+    assert_eq!(files[0]["name"], "out/sub/deeper/b.csv");
+    assert_eq!(files[0]["content"], "x,y\n");
 }

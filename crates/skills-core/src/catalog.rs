@@ -167,6 +167,8 @@ struct StoredEntry {
     extra: std::collections::BTreeMap<String, serde_json::Value>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     raw_frontmatter: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
 }
 
 impl From<&SkillMetadata> for StoredEntry {
@@ -183,6 +185,7 @@ impl From<&SkillMetadata> for StoredEntry {
             extensions: m.extensions.clone(),
             extra: m.extra.clone(),
             raw_frontmatter: m.raw_frontmatter.clone(),
+            path: m.path.clone(),
         }
     }
 }
@@ -199,6 +202,7 @@ impl From<StoredEntry> for SkillMetadata {
         m.extensions = e.extensions;
         m.extra = e.extra;
         m.raw_frontmatter = e.raw_frontmatter;
+        m.path = e.path;
         m
     }
 }
@@ -257,6 +261,9 @@ fn fingerprint(entries: &[SkillMetadata]) -> u64 {
         feed(e.raw_frontmatter.as_bytes());
         for tool in &e.declared_tools {
             feed(tool.as_bytes());
+        }
+        if let Some(path) = &e.path {
+            feed(path.as_bytes());
         }
     }
     hash
@@ -790,15 +797,36 @@ mod tests {
             .insert("x-team".into(), serde_json::Value::String("docs".into()));
         a.declared_tools = vec!["read_pdf".into()];
         a.extensions.disable_model_invocation = true;
+        a.path = Some("docs/pdf".into());
         let catalog = Catalog::new(vec![meta("b", "Bees."), a]);
         let text = serde_json::to_string(&catalog).expect("serializes");
         let back: Catalog = serde_json::from_str(&text).expect("deserializes");
         assert_eq!(back, catalog);
+        assert_eq!(
+            back.get("pdf").and_then(|m| m.path.as_deref()),
+            Some("docs/pdf")
+        );
         assert_eq!(back.fingerprint(), catalog.fingerprint());
         let options = RenderOptions::default();
         assert_eq!(back.render(&options), catalog.render(&options));
         let bad = r#"{"entries":[{"name":"Not A Name","description":"x"}]}"#;
         assert!(serde_json::from_str::<Catalog>(bad).is_err());
+    }
+
+    #[test]
+    fn a_path_changes_the_entries_but_never_the_rendering() {
+        let flat = Catalog::new(vec![meta("pdf", "Reads PDFs.")]);
+        let nested = Catalog::new(vec![meta("pdf", "Reads PDFs.").with_path("docs/pdf")]);
+        assert!(!flat.same_entries(&nested));
+        assert_ne!(flat.fingerprint(), nested.fingerprint());
+        for format in [
+            CatalogFormat::Xml,
+            CatalogFormat::Markdown,
+            CatalogFormat::Json,
+        ] {
+            let options = RenderOptions::default().with_format(format);
+            assert_eq!(flat.render(&options), nested.render(&options));
+        }
     }
 
     #[test]

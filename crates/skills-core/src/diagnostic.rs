@@ -96,9 +96,11 @@ codes! {
     FrontmatterNotMapping => "frontmatter-not-mapping",
     /// A frontmatter field the spec does not define (strict mode).
     FieldUnknown => "field-unknown",
-    /// No `name` field.
+    /// No `name` field (lenient mode: a warning when the skill loads under its
+    /// folder name).
     NameMissing => "name-missing",
-    /// `name` is empty or not a string.
+    /// `name` is empty or not a string (lenient mode: a warning when the skill
+    /// loads under its folder name).
     NameEmpty => "name-empty",
     /// `name` is longer than 64 characters.
     NameTooLong => "name-too-long",
@@ -114,9 +116,11 @@ codes! {
     NameDirMismatch => "name-dir-mismatch",
     /// `name` is refused by the reserved-name policy.
     NameReserved => "name-reserved",
-    /// No `description` field.
+    /// No `description` field (lenient mode: a warning, the body's first
+    /// paragraph stands in).
     DescriptionMissing => "description-missing",
-    /// `description` is empty or not a string.
+    /// `description` is empty or not a string (lenient mode: a warning, the
+    /// body's first paragraph stands in).
     DescriptionEmpty => "description-empty",
     /// `description` is longer than 1024 characters.
     DescriptionTooLong => "description-too-long",
@@ -143,7 +147,8 @@ codes! {
     /// A file-system error while discovering or reading a skill.
     IoError => "io-error",
     /// Lenient mode: `name` is not a valid skill name (a display title such as
-    /// `PDF Tools`) but the folder name is; the skill loads under the folder name.
+    /// `PDF Tools`); the skill loads under the folder name, or a name derived
+    /// from it when the folder name is not a valid name either.
     PortabilityTitleAsName => "portability-title-as-name",
     /// Lenient mode: fields outside the specification, which strict mode and other
     /// clients reject.

@@ -79,6 +79,17 @@ pub struct SkillMetadata {
     /// The frontmatter text exactly as written (line endings normalized to `\n`).
     #[serde(skip)]
     pub raw_frontmatter: String,
+    /// Where the skill sits below its provider's root: `/`-separated folder
+    /// names, the last one the skill's own folder (`acme/billing` for
+    /// `ROOT/acme/billing/SKILL.md`). Set by providers that keep skills in
+    /// folders (the filesystem provider); `None` for skills that sit at their
+    /// name (in-code skills), see [`SkillMetadata::path_or_name`].
+    ///
+    /// Not frontmatter: never rendered in the catalog and not part of the
+    /// serialized frontmatter view; the catalog's stored form keeps it. MCP
+    /// servers use it for the skill's `skill://` URI.
+    #[serde(skip)]
+    pub path: Option<String>,
 }
 
 /// The key under which [`SkillMetadata`] serializes its parsed values.
@@ -204,6 +215,7 @@ impl<'de> Deserialize<'de> for SkillMetadata {
             extensions: parsed.extensions,
             extra: map,
             raw_frontmatter: String::new(),
+            path: None,
         })
     }
 }
@@ -223,6 +235,47 @@ impl SkillMetadata {
             extensions: Extensions::default(),
             extra: BTreeMap::new(),
             raw_frontmatter: String::new(),
+            path: None,
+        }
+    }
+
+    /// Sets [`SkillMetadata::path`].
+    #[must_use]
+    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// The skill's [`path`](SkillMetadata::path) below its root, or its name
+    /// when the provider gave none.
+    pub fn path_or_name(&self) -> &str {
+        self.path.as_deref().unwrap_or(self.name.as_str())
+    }
+
+    /// Every top-level field of the frontmatter as written, as JSON: what a
+    /// client that parses `SKILL.md` itself sees, before any lenient fix-up
+    /// (a title given as `name`, a description taken from the body, a
+    /// `metadata` value that is not a string). Plain scalars resolve with the
+    /// YAML 1.2 core schema, as in [`SkillMetadata::extra`]; a key given twice
+    /// keeps its last value.
+    ///
+    /// Parses [`raw_frontmatter`](SkillMetadata::raw_frontmatter) again with
+    /// the same hardened parser (size, depth and alias budgets). `None` when
+    /// it is empty, does not parse, or is not a mapping.
+    pub fn frontmatter_fields(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        use crate::frontmatter::{YamlRules, YamlValue, parse_yaml};
+        if self.raw_frontmatter.trim().is_empty() {
+            return None;
+        }
+        let parsed = parse_yaml(&self.raw_frontmatter, 1, YamlRules { strict: false });
+        match parsed.root?.value {
+            YamlValue::Mapping(entries) => Some(
+                entries
+                    .into_iter()
+                    .map(|(key, node)| (key, node.value.to_json()))
+                    .collect(),
+            ),
+            _ => None,
         }
     }
 }
@@ -323,6 +376,39 @@ mod tests {
             json!({"name": "Bad Name", "description": "x"}),
         );
         assert!(bad.is_err());
+    }
+
+    #[test]
+    fn the_path_defaults_to_the_name_and_is_not_frontmatter() {
+        assert_eq!(meta().path_or_name(), "pdf");
+        let nested = meta().with_path("docs/pdf");
+        assert_eq!(nested.path_or_name(), "docs/pdf");
+        assert_eq!(
+            serde_json::to_value(&nested).unwrap(),
+            serde_json::to_value(meta()).unwrap()
+        );
+    }
+
+    #[test]
+    fn frontmatter_fields_are_the_fields_as_written() {
+        let mut m = meta();
+        assert_eq!(m.frontmatter_fields(), None);
+        m.raw_frontmatter = "name: PDF Tools\ndescription: ''\nallowed-tools:\n  - Read\n  - Grep\nmetadata:\n  version: 2\nx-flag: true\n".into();
+        let fields = m.frontmatter_fields().unwrap();
+        assert_eq!(
+            serde_json::Value::Object(fields),
+            json!({
+                "name": "PDF Tools",
+                "description": "",
+                "allowed-tools": ["Read", "Grep"],
+                "metadata": {"version": 2},
+                "x-flag": true
+            })
+        );
+        m.raw_frontmatter = "- a list\n".into();
+        assert_eq!(m.frontmatter_fields(), None);
+        m.raw_frontmatter = "name: [unclosed\n".into();
+        assert_eq!(m.frontmatter_fields(), None);
     }
 
     #[test]

@@ -24,12 +24,17 @@ pub enum Mode {
     /// `skills-ref`: unknown fields, over-long names and a name/directory mismatch
     /// are errors, and so are YAML flow style, anchors, tags and duplicate keys.
     Strict,
-    /// What a user expects when loading: extra fields are kept, an over-long name or
-    /// description, a name/directory mismatch and duplicate keys only warn, and a
-    /// `name` that is a display title loads under the folder name (when that is a
-    /// valid name). Each of these gives a portability warning (see
-    /// [`PORTABILITY_CODES`]). A missing description or unparseable YAML still skips
-    /// the skill.
+    /// What a user expects when loading, which is what hosts such as Claude Code
+    /// load: extra fields are kept; an over-long name or description, a
+    /// name/directory mismatch and duplicate keys only warn; a `name` that is
+    /// missing, empty or not a valid name (a display title such as `PDF Tools`)
+    /// loads under the folder name, or a name derived from it when the folder
+    /// name is not a valid name either; a missing or empty description is taken
+    /// from the body's first paragraph (or, without one, from the title or
+    /// name); an empty frontmatter counts as one without fields. Each of these
+    /// gives a portability warning (see [`PORTABILITY_CODES`]). Unparseable YAML,
+    /// a missing or unclosed frontmatter, or a `name` that is unusable when no
+    /// folder name is known still skips the skill.
     #[default]
     Lenient,
 }
@@ -153,8 +158,12 @@ impl ParseOutcome {
 /// reject: a skill with one of them loads here but is not portable.
 pub const PORTABILITY_CODES: &[Code] = &[
     Code::YamlDuplicateKey,
+    Code::NameMissing,
+    Code::NameEmpty,
     Code::NameTooLong,
     Code::NameDirMismatch,
+    Code::DescriptionMissing,
+    Code::DescriptionEmpty,
     Code::DescriptionTooLong,
     Code::CompatibilityNotString,
     Code::CompatibilityTooLong,
@@ -311,6 +320,10 @@ fn parse_inner(
             value: YamlValue::Mapping(entries),
             ..
         }) => entries,
+        // An empty frontmatter (`---` then `---`, or only comments) has no fields:
+        // lenient mode takes the name from the folder and the description from
+        // the body, as it does for each missing field.
+        None if !strict => Vec::new(),
         other => {
             let found = other.map_or("nothing", |n| n.value.kind_name());
             out.push(
@@ -375,7 +388,13 @@ fn parse_inner(
         }
     }
     let name = check_name(&fields, origin, options, lax, out);
-    let description = check_description(&fields, lax, out);
+    let fallback = (!strict).then(|| DescriptionFallback {
+        body: split.body,
+        name: name
+            .as_ref()
+            .map(|(name, title)| title.as_deref().unwrap_or(name.as_str())),
+    });
+    let description = check_description(&fields, lax, fallback, out);
     let compatibility = match fields.get("compatibility") {
         None => None,
         Some(node) => match node.value.as_str() {
@@ -508,7 +527,15 @@ fn check_name(
     lax: Severity,
     out: &mut Vec<Diagnostic>,
 ) -> Option<(SkillName, Option<String>)> {
+    let lenient = options.mode == Mode::Lenient;
     let Some(node) = fields.get("name") else {
+        if lenient && let Some(folder) = origin.dir_name.and_then(name_from_folder) {
+            let line = fields.fence_line;
+            let (source, fix) = folder_source(&folder, origin, "add");
+            let message = format!("missing field `name`; loaded as `{folder}`, {source}: {fix}");
+            out.push(Diagnostic::warning(Code::NameMissing, message).at_line(line));
+            return folder_name(folder, None, options, line, out);
+        }
         out.push(
             Diagnostic::error(
                 Code::NameMissing,
@@ -520,6 +547,15 @@ fn check_name(
     };
     let line = node.line;
     let Some(raw) = node.value.as_str().filter(|s| !s.trim().is_empty()) else {
+        if lenient && let Some(folder) = origin.dir_name.and_then(name_from_folder) {
+            let (source, fix) = folder_source(&folder, origin, "set");
+            let message = format!(
+                "`name` is {}; loaded as `{folder}`, {source}: {fix}",
+                describe(&node.value)
+            );
+            out.push(Diagnostic::warning(Code::NameEmpty, message).at_line(line));
+            return folder_name(folder, None, options, line, out);
+        }
         out.push(
             Diagnostic::error(
                 Code::NameEmpty,
@@ -533,31 +569,22 @@ fn check_name(
         return None;
     };
     let name = name::normalize_name(raw);
-    if options.mode == Mode::Lenient
-        && let Some(folder) = title_fallback(&name, origin)
+    if lenient
+        && !name::check_chars(&name).is_empty()
+        && let Some(folder) = origin.dir_name.and_then(name_from_folder)
     {
+        let (source, fix) = folder_source(&folder, origin, "set");
         out.push(
             Diagnostic::warning(
                 Code::PortabilityTitleAsName,
                 format!(
-                    "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, the folder name: set `name: {folder}`; a display title can live in `metadata`",
+                    "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, {source}: {fix}; a display title can live in `metadata`",
                     name_problems(&name)
                 ),
             )
             .at_line(line),
         );
-        if let Some(word) = options.reserved.matched(&folder) {
-            out.push(
-                Diagnostic::error(
-                    Code::NameReserved,
-                    format!("the name `{folder}` contains the reserved word `{word}`"),
-                )
-                .at_line(line),
-            );
-            return None;
-        }
-        let title = raw.trim().to_owned();
-        return SkillName::parse(&folder).ok().map(|n| (n, Some(title)));
+        return folder_name(folder, Some(raw.trim().to_owned()), options, line, out);
     }
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
@@ -604,6 +631,58 @@ fn check_name(
     }
 }
 
+/// The rest of a lenient-mode load under a name taken from the folder (see
+/// [`name_from_folder`]): the over-long-name warning and the reserved-name policy
+/// apply to it as to a written name.
+fn folder_name(
+    folder: String,
+    title: Option<String>,
+    options: &ValidationOptions,
+    line: u32,
+    out: &mut Vec<Diagnostic>,
+) -> Option<(SkillName, Option<String>)> {
+    let chars = folder.chars().count();
+    if chars > MAX_NAME_CHARS {
+        out.push(
+            Diagnostic::warning(
+                Code::NameTooLong,
+                format!(
+                    "the name `{folder}`, taken from the folder, is {chars} characters; the limit is {MAX_NAME_CHARS}: rename the folder and set `name:` to match"
+                ),
+            )
+            .at_line(line),
+        );
+    }
+    if let Some(word) = options.reserved.matched(&folder) {
+        out.push(
+            Diagnostic::error(
+                Code::NameReserved,
+                format!("the name `{folder}` contains the reserved word `{word}`"),
+            )
+            .at_line(line),
+        );
+        return None;
+    }
+    SkillName::parse(&folder).ok().map(|n| (n, title))
+}
+
+/// How a folder-derived name came about and how to fix the skill, for
+/// messages: `(source, fix)`, where `source` is "the folder name" or names the
+/// folder the name was derived from, and `fix` is what to do, given the verb
+/// for the `name` field (`add` or `set`).
+fn folder_source(folder: &str, origin: Origin<'_>, verb: &str) -> (String, String) {
+    match origin.dir_name {
+        Some(dir) if name::normalize_name_keep_space(dir) != folder => (
+            format!("a name derived from the folder name `{dir}`"),
+            format!("rename the folder to `{folder}` and {verb} `name: {folder}`"),
+        ),
+        _ => (
+            "the folder name".to_owned(),
+            format!("{verb} `name: {folder}`"),
+        ),
+    }
+}
+
 /// Lenient mode accepts YAML flow style, anchors and tags; strict mode (and the
 /// reference validator) refuse them. Reports each kind once as a portability
 /// warning. The second, strict parse runs only when the text has a character
@@ -636,17 +715,50 @@ fn yaml_portability(frontmatter: &str, first_line: u32, out: &mut Vec<Diagnostic
     }
 }
 
-/// Lenient loading of a skill whose `name` is a display title: when `name` breaks
-/// a character rule but the folder name is a valid skill name, the folder name.
-fn title_fallback(name: &str, origin: Origin<'_>) -> Option<String> {
-    if name::check_chars(name).is_empty() {
-        return None;
+/// Rounds of [`name_from_folder`]'s normalization before it gives up (one
+/// round is enough for almost every input; NFKC can split a letter into a letter
+/// and a combining mark, which the next round removes).
+const DERIVE_ROUNDS: usize = 4;
+
+/// The name lenient mode loads a skill under when its `name` is missing, empty
+/// or not a valid name (a display title): the folder name when that is a valid
+/// name (of any length), otherwise a name derived from it. `None` when nothing
+/// valid is left.
+///
+/// The derivation is deterministic: NFKC, lowercase, every character that is
+/// not a letter or a number becomes `-`, runs of `-` collapse into one and
+/// `-` is trimmed from both ends, repeated until nothing changes. The result
+/// always parses as a [`SkillName`] equal to itself.
+fn name_from_folder(dir: &str) -> Option<String> {
+    let mut current = name::normalize_name_keep_space(dir);
+    for _ in 0..DERIVE_ROUNDS {
+        if name::check_chars(&current).is_empty() && name::normalize_name(&current) == current {
+            return Some(current);
+        }
+        current = slug_round(&current);
+        if current.is_empty() {
+            return None;
+        }
     }
-    let folder = name::normalize_name_keep_space(origin.dir_name?);
-    let valid = folder.chars().count() <= MAX_NAME_CHARS
-        && name::check_chars(&folder).is_empty()
-        && folder.trim() == folder;
-    valid.then_some(folder)
+    None
+}
+
+/// One round of [`name_from_folder`]'s derivation.
+fn slug_round(text: &str) -> String {
+    let lower = name::normalize_name_keep_space(text).to_lowercase();
+    let lower = name::normalize_name_keep_space(&lower);
+    let mut out = String::with_capacity(lower.len());
+    for c in lower.chars() {
+        if name::is_letter_or_number(c) {
+            out.push(c);
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    while out.ends_with('-') {
+        out.pop();
+    }
+    out
 }
 
 /// The broken character rules of a name, in words.
@@ -671,12 +783,49 @@ fn describe(value: &YamlValue) -> &'static str {
     }
 }
 
+/// Where lenient mode finds a description the frontmatter does not give.
+struct DescriptionFallback<'a> {
+    /// The body, whose first paragraph is used.
+    body: &'a str,
+    /// The text used when the body has no paragraph: the display title, or the
+    /// name the skill loads under (`None` when the name is unusable).
+    name: Option<&'a str>,
+}
+
+impl DescriptionFallback<'_> {
+    /// The description and, in words, where it came from.
+    fn resolve(&self) -> Option<(String, &'static str)> {
+        if let Some(text) = first_paragraph(self.body) {
+            return Some((text, "the first paragraph of the body stands in for it"));
+        }
+        self.name.map(|name| {
+            (
+                name.to_owned(),
+                "the body has no paragraph either, so the skill's name stands in for it",
+            )
+        })
+    }
+}
+
 fn check_description(
     fields: &Fields<'_>,
     lax: Severity,
+    fallback: Option<DescriptionFallback<'_>>,
     out: &mut Vec<Diagnostic>,
 ) -> Option<String> {
     let Some(node) = fields.get("description") else {
+        if let Some((text, from)) = fallback.as_ref().and_then(DescriptionFallback::resolve) {
+            out.push(
+                Diagnostic::warning(
+                    Code::DescriptionMissing,
+                    format!(
+                        "missing field `description`; {from}: add `description:` saying what the skill does and when to use it"
+                    ),
+                )
+                .at_line(fields.fence_line),
+            );
+            return Some(text);
+        }
         out.push(
             Diagnostic::error(
                 Code::DescriptionMissing,
@@ -687,6 +836,19 @@ fn check_description(
         return None;
     };
     let Some(text) = node.value.as_str().filter(|s| !s.trim().is_empty()) else {
+        if let Some((text, from)) = fallback.as_ref().and_then(DescriptionFallback::resolve) {
+            out.push(
+                Diagnostic::warning(
+                    Code::DescriptionEmpty,
+                    format!(
+                        "`description` is {}; {from}: write what the skill does and when to use it",
+                        describe(&node.value)
+                    ),
+                )
+                .at_line(node.line),
+            );
+            return Some(text);
+        }
         out.push(
             Diagnostic::error(
                 Code::DescriptionEmpty,
@@ -713,6 +875,112 @@ fn check_description(
         );
     }
     Some(text.trim().to_owned())
+}
+
+/// The text of the body's first paragraph, for a skill without a description:
+/// the first block of non-blank lines, each trimmed, joined by single spaces and
+/// cut to [`MAX_DESCRIPTION_CHARS`] characters. A Markdown heading is a block of
+/// its own and gives its text without the `#` marks; fenced code blocks, HTML
+/// comments and thematic breaks (`---`, `***`) are skipped. `None` when the body
+/// has no such text.
+fn first_paragraph(body: &str) -> Option<String> {
+    let mut lines: Vec<&str> = Vec::new();
+    let mut fence: Option<(char, usize)> = None;
+    let mut in_comment = false;
+    for raw in body.lines() {
+        let line = raw.trim();
+        if let Some((mark, len)) = fence {
+            if closes_fence(line, mark, len) {
+                fence = None;
+            }
+            continue;
+        }
+        if in_comment {
+            in_comment = !line.contains("-->");
+            continue;
+        }
+        if line.is_empty() {
+            if lines.is_empty() {
+                continue;
+            }
+            break;
+        }
+        let opens_fence = fence_open(line);
+        let heading = atx_heading(line);
+        let rule = is_rule(line);
+        let comment = line.starts_with("<!--");
+        if !lines.is_empty() && (opens_fence.is_some() || heading.is_some() || rule || comment) {
+            // The paragraph ends here (a rule under it made it a setext heading,
+            // whose text is the same).
+            break;
+        }
+        if let Some(open) = opens_fence {
+            fence = Some(open);
+        } else if comment {
+            in_comment = !line["<!--".len()..].contains("-->");
+        } else if let Some(text) = heading {
+            if !text.is_empty() {
+                lines.push(text);
+                break;
+            }
+        } else if !rule {
+            lines.push(line);
+        }
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    let joined = lines.join(" ");
+    let text: String = joined.chars().take(MAX_DESCRIPTION_CHARS).collect();
+    let text = text.trim_end();
+    (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The marker and length of a fence opening a code block (```` ``` ```` or
+/// `~~~`, three or more).
+fn fence_open(line: &str) -> Option<(char, usize)> {
+    let mark = line.chars().next().filter(|c| matches!(c, '`' | '~'))?;
+    let len = line.chars().take_while(|&c| c == mark).count();
+    (len >= 3).then_some((mark, len))
+}
+
+/// `true` when `line` closes a code block opened by `len` × `mark`.
+fn closes_fence(line: &str, mark: char, len: usize) -> bool {
+    let run = line.chars().take_while(|&c| c == mark).count();
+    run >= len && line.chars().skip(run).all(char::is_whitespace)
+}
+
+/// The text of an ATX heading (`## Title ##` → `Title`), if `line` is one.
+fn atx_heading(line: &str) -> Option<&str> {
+    let level = line.chars().take_while(|&c| c == '#').count();
+    if !(1..=6).contains(&level) {
+        return None;
+    }
+    let rest = &line[level..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let rest = rest.trim();
+    // A closing sequence of `#` counts only after a space (or alone).
+    let without_close = rest.trim_end_matches('#');
+    let text = if without_close.is_empty() || without_close.ends_with([' ', '\t']) {
+        without_close
+    } else {
+        rest
+    };
+    Some(text.trim())
+}
+
+/// `true` for a thematic break or setext underline: three or more of one of
+/// `-`, `*`, `_`, `=`, with only spaces between.
+fn is_rule(line: &str) -> bool {
+    let mut chars = line.chars().filter(|c| !matches!(c, ' ' | '\t'));
+    let Some(first) = chars.next() else {
+        return false;
+    };
+    matches!(first, '-' | '*' | '_' | '=')
+        && line.chars().filter(|&c| c == first).count() >= 3
+        && chars.all(|c| c == first)
 }
 
 fn check_metadata(fields: &Fields<'_>, out: &mut Vec<Diagnostic>) -> BTreeMap<String, String> {
@@ -800,6 +1068,12 @@ fn bool_field(fields: &Fields<'_>, key: &str, out: &mut Vec<Diagnostic>) -> Opti
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Asserts that the diagnostic's message contains `text`.
+    #[track_caller]
+    fn says(diagnostic: &Diagnostic, text: &str) {
+        assert!(diagnostic.message.contains(text), "{}", diagnostic.message);
+    }
 
     fn codes(src: &str, dir: Option<&str>, mode: Mode) -> Vec<&'static str> {
         let opts = ValidationOptions::default()
@@ -1014,12 +1288,9 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec!["portability-title-as-name"]
         );
-        assert!(
-            out.diagnostics[0]
-                .message
-                .contains("set `name: academic-paper-citation-network-mapper`"),
-            "{}",
-            out.diagnostics[0].message
+        says(
+            &out.diagnostics[0],
+            "set `name: academic-paper-citation-network-mapper`",
         );
         assert!(!is_portable(&out.diagnostics));
         let doc = out.document.expect("loads");
@@ -1045,18 +1316,9 @@ mod tests {
                 .any(|d| d.code == Code::NameNotLowercase)
         );
 
-        // No fallback when the folder name is not a valid name either, or unknown.
-        for dir in [Some("Academic Paper"), None] {
-            let out = parse_skill_md(
-                src,
-                Origin {
-                    file: None,
-                    dir_name: dir,
-                },
-                &ValidationOptions::lenient(),
-            );
-            assert!(out.document.is_none(), "{dir:?}");
-        }
+        // No fallback when the folder is unknown (a skill defined in code).
+        let out = parse_skill_md(src, Origin::default(), &ValidationOptions::lenient());
+        assert!(out.document.is_none());
         // A valid name never gets a title.
         let ok = parse_skill_md(
             "---\nname: pdf\ndescription: d\n---\n",
@@ -1102,5 +1364,326 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// Lenient parse with portability warnings on, in folder `dir`.
+    fn lenient(src: &str, dir: Option<&str>) -> ParseOutcome {
+        parse_skill_md(
+            src,
+            Origin::new(None, dir),
+            &ValidationOptions::lenient().with_portability_warnings(true),
+        )
+    }
+
+    fn code_list(out: &ParseOutcome) -> Vec<&'static str> {
+        out.diagnostics.iter().map(|d| d.code.as_str()).collect()
+    }
+
+    #[test]
+    fn a_title_in_an_over_long_folder_loads_under_the_folder_name() {
+        let folder =
+            "add-ide-style-semantic-code-navigation-and-symbol-safe-refactors-to-any-agent";
+        assert!(folder.chars().count() > MAX_NAME_CHARS);
+        let src = "---\nname: Add IDE-style semantic code navigation and symbol-safe refactors to any agent\ndescription: Navigates code.\n---\nBody\n";
+        let out = lenient(src, Some(folder));
+        assert_eq!(
+            code_list(&out),
+            vec!["portability-title-as-name", "name-too-long"]
+        );
+        says(
+            &out.diagnostics[0],
+            &format!("loaded as `{folder}`, the folder name"),
+        );
+        assert!(!is_portable(&out.diagnostics));
+        let doc = out.document.expect("loads");
+        assert_eq!(doc.metadata.name.as_str(), folder);
+        assert_eq!(
+            doc.metadata.title.as_deref(),
+            Some("Add IDE-style semantic code navigation and symbol-safe refactors to any agent")
+        );
+        // Strict mode is unchanged: every rule the title breaks is an error.
+        assert_eq!(
+            codes(src, Some(folder), Mode::Strict),
+            vec![
+                "name-too-long",
+                "name-not-lowercase",
+                "name-invalid-chars",
+                "name-dir-mismatch"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_folder_that_is_not_a_name_gives_a_derived_name() {
+        let src = "---\nname: Academic Paper\ndescription: d\n---\n";
+        for (dir, name) in [
+            ("Academic Paper", "academic-paper"),
+            ("PDF_Tools", "pdf-tools"),
+            ("--x--y--", "x-y"),
+            ("  spaced  ", "spaced"),
+            ("Café Notes", "café-notes"),
+            ("ﬁle (v2)", "file-v2"),
+        ] {
+            let out = lenient(src, Some(dir));
+            let doc = out.document.as_ref().expect(dir);
+            assert_eq!(doc.metadata.name.as_str(), name, "{dir}");
+            assert_eq!(doc.metadata.title.as_deref(), Some("Academic Paper"));
+            assert_eq!(code_list(&out), vec!["portability-title-as-name"], "{dir}");
+            says(
+                &out.diagnostics[0],
+                &format!("derived from the folder name `{dir}`"),
+            );
+        }
+        // Nothing valid left: skipped with the name's own errors.
+        for dir in ["___", "", "-", "\u{301}"] {
+            let out = lenient(src, Some(dir));
+            assert!(out.document.is_none(), "{dir:?}");
+            assert!(
+                out.diagnostics
+                    .iter()
+                    .any(|d| d.is_error() && d.code == Code::NameNotLowercase),
+                "{dir:?}: {:?}",
+                out.diagnostics
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_or_empty_name_loads_under_the_folder_name() {
+        for (src, code) in [
+            ("---\ndescription: d\n---\n", Code::NameMissing),
+            ("---\nname: ''\ndescription: d\n---\n", Code::NameEmpty),
+            ("---\nname:\n  - a\ndescription: d\n---\n", Code::NameEmpty),
+        ] {
+            let out = lenient(src, Some("My Tools"));
+            assert_eq!(
+                out.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(),
+                vec![code],
+                "{src}"
+            );
+            assert_eq!(out.diagnostics[0].severity, Severity::Warning);
+            says(&out.diagnostics[0], "loaded as `my-tools`");
+            assert!(!is_portable(&out.diagnostics));
+            let doc = out.document.expect("loads");
+            assert_eq!(doc.metadata.name.as_str(), "my-tools");
+            assert_eq!(doc.metadata.title, None);
+            // Without a folder, or in strict mode, it is still an error.
+            assert!(lenient(src, None).document.is_none(), "{src}");
+            assert!(
+                parse_skill_md(
+                    src,
+                    Origin::new(None, Some("my-tools")),
+                    &ValidationOptions::strict()
+                )
+                .document
+                .is_none()
+            );
+        }
+    }
+
+    #[test]
+    fn folder_names_follow_the_reserved_name_policy() {
+        let opts = ValidationOptions::lenient().with_reserved(ReservedNames::words(["claude"]));
+        for src in [
+            "---\nname: Claude Helper\ndescription: d\n---\n",
+            "---\ndescription: d\n---\n",
+        ] {
+            let out = parse_skill_md(src, Origin::new(None, Some("Claude_Helper")), &opts);
+            assert!(out.document.is_none(), "{src}");
+            assert!(
+                out.diagnostics.iter().any(|d| d.code == Code::NameReserved),
+                "{:?}",
+                out.diagnostics
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_or_empty_description_comes_from_the_body() {
+        let body = "\n# Ansible Playbook Runner\n\nRuns playbooks.\n";
+        for (front, code) in [
+            ("name: runner\n", Code::DescriptionMissing),
+            ("name: runner\ndescription: \"\"\n", Code::DescriptionEmpty),
+            ("name: runner\ndescription: '   '\n", Code::DescriptionEmpty),
+            ("name: runner\ndescription:\n", Code::DescriptionEmpty),
+            (
+                "name: runner\ndescription:\n  - a\n",
+                Code::DescriptionEmpty,
+            ),
+        ] {
+            let src = format!("---\n{front}---\n{body}");
+            let out = lenient(&src, Some("runner"));
+            assert_eq!(
+                out.diagnostics.iter().map(|d| d.code).collect::<Vec<_>>(),
+                vec![code],
+                "{src}"
+            );
+            assert_eq!(out.diagnostics[0].severity, Severity::Warning);
+            says(
+                &out.diagnostics[0],
+                "the first paragraph of the body stands in for it",
+            );
+            assert!(!is_portable(&out.diagnostics));
+            let doc = out.document.expect("loads");
+            assert_eq!(doc.metadata.description, "Ansible Playbook Runner");
+            // The body itself is unchanged.
+            assert_eq!(doc.body, "# Ansible Playbook Runner\n\nRuns playbooks.");
+            // Strict mode is unchanged.
+            let strict = parse_skill_md(
+                &src,
+                Origin::new(None, Some("runner")),
+                &ValidationOptions::strict(),
+            );
+            assert!(strict.document.is_none());
+            assert_eq!(strict.diagnostics[0].code, code);
+            assert!(strict.diagnostics[0].is_error());
+        }
+    }
+
+    #[test]
+    fn a_body_without_a_paragraph_gives_the_title_or_the_name() {
+        let titled = "---\nname: Ansible Runner\n---\n```yaml\n- hosts: all\n```\n";
+        let out = lenient(titled, Some("ansible-runner"));
+        assert_eq!(
+            code_list(&out),
+            // File order: a missing field is reported at the opening fence.
+            vec!["description-missing", "portability-title-as-name"]
+        );
+        says(&out.diagnostics[0], "the skill's name stands in");
+        let doc = out.document.expect("loads");
+        assert_eq!(doc.metadata.name.as_str(), "ansible-runner");
+        assert_eq!(doc.metadata.description, "Ansible Runner");
+
+        let plain = "---\nname: runner\ndescription: ''\n---\n";
+        let doc = lenient(plain, Some("runner")).document.expect("loads");
+        assert_eq!(doc.metadata.description, "runner");
+        assert_eq!(doc.body, "");
+    }
+
+    #[test]
+    fn an_empty_frontmatter_loads_from_the_folder_and_body() {
+        for src in [
+            "---\n---\nRuns things.\n",
+            "---\n# only a comment\n---\nRuns things.\n",
+        ] {
+            let out = lenient(src, Some("runner"));
+            assert_eq!(
+                code_list(&out),
+                vec!["name-missing", "description-missing"],
+                "{src}"
+            );
+            let doc = out.document.expect("loads");
+            assert_eq!(doc.metadata.name.as_str(), "runner");
+            assert_eq!(doc.metadata.description, "Runs things.");
+            assert_eq!(
+                codes(src, Some("runner"), Mode::Strict),
+                vec!["frontmatter-not-mapping"]
+            );
+        }
+        // A frontmatter that is a list or a single value still skips the skill.
+        assert_eq!(
+            codes("---\n- a\n---\n", Some("runner"), Mode::Lenient),
+            vec!["frontmatter-not-mapping"]
+        );
+        assert_eq!(
+            codes("---\njust text\n---\n", Some("runner"), Mode::Lenient),
+            vec!["frontmatter-not-mapping"]
+        );
+    }
+
+    #[test]
+    fn unparseable_yaml_still_skips() {
+        let src = "---\nname: Runner\ndescription: [x\n---\nBody\n";
+        let out = lenient(src, Some("runner"));
+        assert!(out.document.is_none());
+        assert_eq!(code_list(&out), vec!["yaml-invalid"]);
+    }
+
+    #[test]
+    fn first_paragraph_rules() {
+        let cases: &[(&str, Option<&str>)] = &[
+            ("", None),
+            ("\n\n  \n", None),
+            ("Plain text.", Some("Plain text.")),
+            ("  two\n  lines  \n\nnext", Some("two lines")),
+            ("# Title #\ntext", Some("Title")),
+            ("###### Deep", Some("Deep")),
+            ("####### not a heading", Some("####### not a heading")),
+            ("#hashtag", Some("#hashtag")),
+            (
+                "#\n\nAfter an empty heading",
+                Some("After an empty heading"),
+            ),
+            ("## C# tips\n", Some("C# tips")),
+            ("Setext\n======\nmore", Some("Setext")),
+            ("---\n\n***\nAfter rules", Some("After rules")),
+            ("```bash\nrun\n\n```\nAfter code", Some("After code")),
+            ("~~~~\n```\n~~~~\nTilde", Some("Tilde")),
+            ("```\nunclosed", None),
+            ("<!-- licence\nheader -->\nText", Some("Text")),
+            ("<!-- one line -->\n\nText", Some("Text")),
+            ("text\n```\ncode\n```", Some("text")),
+            ("- a list\n- item", Some("- a list - item")),
+        ];
+        for (body, want) in cases {
+            assert_eq!(first_paragraph(body).as_deref(), *want, "{body:?}");
+        }
+        // Cut to the limit on a character boundary.
+        let long = "é".repeat(MAX_DESCRIPTION_CHARS + 10);
+        let cut = first_paragraph(&long).expect("text");
+        assert_eq!(cut.chars().count(), MAX_DESCRIPTION_CHARS);
+        assert!(long.starts_with(&cut));
+    }
+
+    mod props {
+        use proptest::prelude::*;
+
+        use super::super::*;
+
+        proptest! {
+            /// A folder-derived name is always a valid name equal to its own
+            /// normalization, or there is none.
+            #[test]
+            fn derived_names_are_valid(dir in "\\PC{0,40}") {
+                if let Some(derived) = name_from_folder(&dir) {
+                    let parsed = SkillName::parse(&derived).expect("valid");
+                    prop_assert_eq!(parsed.as_str(), derived.as_str());
+                    prop_assert!(name::check_chars(&derived).is_empty());
+                    // Deterministic, and a valid folder name is kept as it is.
+                    prop_assert_eq!(name_from_folder(&derived), Some(derived.clone()));
+                }
+            }
+
+            /// Through the public entry point: a title with any folder either
+            /// loads under a valid name or is skipped with an error.
+            #[test]
+            fn a_title_with_any_folder_loads_or_errs(dir in "\\PC{0,80}", title in "[A-Za-z &]{1,30}") {
+                let src = format!("---\nname: \"{title}\"\ndescription: d\n---\n");
+                let out = parse_skill_md(
+                    &src,
+                    Origin::new(None, Some(&dir)),
+                    &ValidationOptions::lenient(),
+                );
+                match &out.document {
+                    Some(doc) => {
+                        prop_assert!(SkillName::parse(doc.metadata.name.as_str()).is_ok());
+                        prop_assert!(out.is_valid());
+                    }
+                    None => prop_assert!(!out.is_valid()),
+                }
+            }
+
+            /// The body's first paragraph is one trimmed line within the limit.
+            #[test]
+            fn first_paragraphs_fit(body in "(\\PC{0,60}\n){0,8}", long in 0usize..3) {
+                let body = body.repeat(1 + long * 200);
+                if let Some(text) = first_paragraph(&body) {
+                    prop_assert!(!text.is_empty());
+                    prop_assert!(text.chars().count() <= MAX_DESCRIPTION_CHARS);
+                    prop_assert!(!text.contains('\n'));
+                    prop_assert_eq!(text.trim(), text.as_str());
+                }
+            }
+        }
     }
 }

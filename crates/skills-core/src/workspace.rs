@@ -77,6 +77,9 @@ pub enum WorkspaceErrorKind {
     TooLarge,
     /// The runtime does not offer this operation.
     Unsupported,
+    /// A limit of the runtime was reached: the workspace's disk cap, the
+    /// number of interactive sessions running at once.
+    LimitExceeded,
     /// An I/O error.
     Io,
     /// Anything else.
@@ -96,6 +99,7 @@ impl WorkspaceErrorKind {
             WorkspaceErrorKind::Spawn => "spawn",
             WorkspaceErrorKind::TooLarge => "too-large",
             WorkspaceErrorKind::Unsupported => "unsupported",
+            WorkspaceErrorKind::LimitExceeded => "limit-exceeded",
             WorkspaceErrorKind::Io => "io",
             WorkspaceErrorKind::Other => "other",
         }
@@ -1154,8 +1158,9 @@ impl CleanupReport {
 /// * The layout seen by commands is `skills/<name>` (the staged skill, read-only
 ///   where the runtime can enforce it, holding `out`, `work` and `inputs` links
 ///   to the shared folders and a writable `.venv/`), `work/` (with
-///   `work/inputs/`), `out/`, `runs/run_<timestamp>/` and `metadata.json`, with
-///   the variables [`ENV_WORKSPACE_DIR`] … [`ENV_SKILL_NAME`] set.
+///   `work/inputs/`), `out/` and `runs/run_<timestamp>/`, with the variables
+///   [`ENV_WORKSPACE_DIR`] … [`ENV_SKILL_NAME`] set. The runtime keeps its own
+///   records out of the workspace: the command can change anything there.
 /// * [`stage_skill`](WorkspaceRuntime::stage_skill) copies a skill only when
 ///   its content changed since the last staging in that workspace.
 /// * [`run`](WorkspaceRuntime::run) refuses a skill that has not been staged in

@@ -12,6 +12,7 @@ mod it {
     mod docs;
     mod layered;
     mod lint;
+    mod marketplace;
     mod props;
     mod search;
     mod support;

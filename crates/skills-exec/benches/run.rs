@@ -1,5 +1,7 @@
 //! Run overhead: a `true` run through the runtimes against spawning
-//! `bash -c true` directly, and re-staging an unchanged 10 MB skill.
+//! `bash -c true` directly, and re-staging an unchanged 10 MB skill. The
+//! sandbox runs the `skills-sandbox` helper of this crate; as root, runs
+//! also get cgroups (see docs/exec.md, "Limits").
 //!
 //! `cargo bench -p skills-exec --bench run -- --warm-up-time 1 --measurement-time 4`
 //! (`... run_true` for the run group alone).
@@ -9,7 +11,7 @@ use std::process::Stdio;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
-use skills_exec::{CommandPolicy, LocalRuntime, SandboxOptions, SandboxRuntime};
+use skills_exec::{CommandPolicy, LocalRuntime, RunLimits, SandboxOptions, SandboxRuntime};
 
 fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
     let s = dir.join(name);
@@ -77,13 +79,31 @@ fn bench(c: &mut Criterion) {
             assert_eq!(r.exit_code, Some(0));
         })
     });
+    // The same without limits: what the run's cgroup and resource limits
+    // cost.
+    let unlimited = LocalRuntime::builder(dir.path().join("ws-unlimited"))
+        .policy(CommandPolicy::unrestricted())
+        .limits(RunLimits::unlimited())
+        .build()
+        .unwrap();
+    rt.block_on(unlimited.stage_skill("b", &small)).unwrap();
+    g.bench_function("local runtime, no limits", |b| {
+        b.to_async(&rt).iter(|| async {
+            let r = unlimited.run("b", &req).await.unwrap();
+            assert_eq!(r.exit_code, Some(0));
+        })
+    });
     for (name, folder, per_run) in [
         ("sandbox runtime", "sb", false),
         ("sandbox runtime, bwrap per run", "sb1", true),
     ] {
         match SandboxRuntime::builder(dir.path().join(folder))
             .policy(CommandPolicy::unrestricted())
-            .sandbox_options(SandboxOptions::new().sandbox_per_run(per_run))
+            .sandbox_options(
+                SandboxOptions::new()
+                    .sandbox_per_run(per_run)
+                    .helper(env!("CARGO_BIN_EXE_skills-sandbox")),
+            )
             .build_sandbox()
         {
             Ok(sandbox) => {

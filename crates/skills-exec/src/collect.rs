@@ -1,15 +1,14 @@
 //! Output collection (F-EXE-4): globs over the workspace, limits, MIME
 //! sniffing, and files opened beneath the workspace by handle, never through
-//! a link leading out.
+//! a link leading out (threat model: H3, H8).
 
 use std::collections::BTreeSet;
-use std::fs;
-use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use rustix::fs::FileType;
 use skills_core::{OutputFile, WorkspaceError, WorkspaceErrorKind, guess_mime, looks_binary};
 
-use crate::fsutil::{Opened, open_beneath};
+use crate::fsutil::{DirHandle, Opened};
 
 /// Most directory entries one collection looks at.
 const MAX_VISITED: usize = 200_000;
@@ -25,6 +24,8 @@ pub(crate) struct CollectSpec {
     pub(crate) max_total_bytes: u64,
     /// The command failed: zero-byte files are dropped.
     pub(crate) failed: bool,
+    /// Whose hard-linked files may be read (H3).
+    pub(crate) owners: Vec<u32>,
 }
 
 /// A collected file and the bytes read (at most the per-file cap).
@@ -100,8 +101,10 @@ fn build_set(globs: &[String]) -> Result<GlobSet, WorkspaceError> {
     })
 }
 
-/// Collects the files matching `spec` under `root` (blocking).
-pub(crate) fn collect(root: &Path, spec: &CollectSpec) -> Result<Collected, WorkspaceError> {
+/// Collects the files matching `spec` in the session folder `root`
+/// (blocking): folders are listed by handle and never descended through a
+/// link; files are read beneath `root` (H3), at most the caps (H8).
+pub(crate) fn collect(root: &DirHandle, spec: &CollectSpec) -> Result<Collected, WorkspaceError> {
     let mut out = Collected::default();
     if spec.globs.is_empty() {
         return Ok(out);
@@ -135,7 +138,7 @@ pub(crate) fn collect(root: &Path, spec: &CollectSpec) -> Result<Collected, Work
             ));
             break;
         }
-        let opened = match open_beneath(root, &rel, spec.max_file_bytes) {
+        let opened = match root.read_beneath(&rel, spec.max_file_bytes, &spec.owners) {
             Ok(o) => o,
             Err(e) => {
                 out.warnings.push(format!("could not read `{rel}`: {e}"));
@@ -151,6 +154,12 @@ pub(crate) fn collect(root: &Path, spec: &CollectSpec) -> Result<Collected, Work
                 continue;
             }
             Opened::NotRegular => continue,
+            Opened::ForeignLink => {
+                out.warnings.push(format!(
+                    "refused `{rel}`: a hard link to a file of another user (not read)"
+                ));
+                continue;
+            }
         };
         if size == 0 && spec.failed {
             continue;
@@ -189,55 +198,37 @@ pub(crate) fn collect(root: &Path, spec: &CollectSpec) -> Result<Collected, Work
     Ok(out)
 }
 
-/// Walks `prefix` under `root` without following folder links, adding the
-/// relative paths of files and links that match.
+/// Walks `prefix` in the session folder `root` by handle, without following
+/// folder links, adding the relative paths of files and links that match.
 fn walk(
-    root: &Path,
+    root: &DirHandle,
     prefix: &str,
     set: &GlobSet,
     matched: &mut BTreeSet<String>,
     visited: &mut usize,
     warnings: &mut Vec<String>,
 ) {
-    let start = if prefix.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(prefix)
-    };
-    match fs::symlink_metadata(&start) {
-        Ok(m) if m.is_dir() => {}
-        _ => return,
-    }
-    let mut stack = vec![(start, prefix.to_owned())];
-    while let Some((dir, rel_dir)) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            *visited += 1;
-            if *visited > MAX_VISITED {
-                warnings.push(format!(
-                    "stopped looking for outputs after {MAX_VISITED} entries"
-                ));
-                return;
-            }
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
-            let rel = if rel_dir.is_empty() {
-                name
-            } else {
-                format!("{rel_dir}/{name}")
-            };
-            let Ok(ft) = entry.file_type() else {
-                continue;
-            };
-            if ft.is_dir() {
-                stack.push((entry.path(), rel));
-            } else if (ft.is_file() || ft.is_symlink()) && set.is_match(&rel) {
-                matched.insert(rel);
-            }
+    let left = MAX_VISITED.saturating_sub(*visited);
+    let mut seen = 0usize;
+    let walked = root.walk_tree(prefix, left, &mut |entry| {
+        seen += 1;
+        let kind = entry.meta.kind;
+        if (kind == FileType::RegularFile || kind == FileType::Symlink) && set.is_match(entry.rel) {
+            matched.insert(entry.rel.to_owned());
         }
+        true
+    });
+    *visited += seen;
+    match walked {
+        Ok(end) if end.stopped => warnings.push(format!(
+            "stopped looking for outputs after {MAX_VISITED} entries"
+        )),
+        Ok(end) if end.too_deep => warnings.push(format!(
+            "did not look in folders deeper than {} levels",
+            crate::fsutil::MAX_WALK_DEPTH
+        )),
+        Ok(_) => {}
+        Err(e) => warnings.push(format!("could not list `{prefix}`: {e}")),
     }
 }
 
@@ -273,18 +264,21 @@ mod tests {
             max_file_bytes: 10,
             max_total_bytes: 1000,
             failed: false,
+            owners: vec![crate::fsutil::euid()],
         }
     }
 
     #[test]
     fn collects_once_caps_and_refuses_links_out() {
+        use std::fs;
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         fs::create_dir_all(root.join("out/sub")).unwrap();
         fs::write(root.join("out/a.txt"), "hello").unwrap();
         fs::write(root.join("out/sub/b.txt"), "0123456789abcdef").unwrap();
         fs::write(root.join("out/empty.txt"), "").unwrap();
-        crate::fsutil::symlink(Path::new("/etc/passwd"), &root.join("out/passwd.txt")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("out/passwd.txt")).unwrap();
+        let root = &DirHandle::open_path(root).unwrap();
         let got = collect(root, &spec(&["out/*.txt", "out/**/*.txt", "out/a.txt"])).unwrap();
         let names: Vec<_> = got.files.iter().map(|f| f.file.name.as_str()).collect();
         assert_eq!(names, ["out/a.txt", "out/empty.txt", "out/sub/b.txt"]);

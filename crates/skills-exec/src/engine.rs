@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -26,11 +26,13 @@ use crate::artifact::ArtifactService;
 use crate::capture::read_capped;
 use crate::collect::{CollectSpec, collect, sniff};
 use crate::exec::ExecSession;
-use crate::fsutil::{Opened, blocking, io_error, is_within, join_rel, open_beneath, remove_within};
+use crate::fsutil::{DirHandle, Opened, Owner, blocking, euid, io_error, is_within, join_rel};
 use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep, sweep_in};
 use crate::policy::{CommandPolicy, is_risky_env_var};
+use crate::quota::{self, Usage, WorkspaceLimits};
 use crate::sandbox::Sandbox;
 use crate::stage;
+use std::os::fd::OwnedFd;
 
 /// Where bash is looked for (fixed paths, never `PATH`).
 const BASH_PATHS: [&str; 2] = ["/bin/bash", "/usr/bin/bash"];
@@ -47,7 +49,7 @@ pub(crate) enum Launcher {
     /// Directly on the host.
     Local,
     /// Inside bubblewrap.
-    Sandbox(Sandbox),
+    Sandbox(Box<Sandbox>),
 }
 
 /// The engine's configuration (see [`RuntimeBuilder`](crate::RuntimeBuilder)).
@@ -63,6 +65,17 @@ pub(crate) struct Config {
     pub(crate) provider: Option<Arc<dyn SkillProvider>>,
     pub(crate) host_input_roots: Vec<PathBuf>,
     pub(crate) bash: PathBuf,
+    /// A handle on `root` (checked private, threat model H1).
+    pub(crate) root_dir: Arc<DirHandle>,
+    /// Who gets the folders a command may write (H6): the sandbox's
+    /// unprivileged host user when the sandbox runs as root, else `None`
+    /// (contract with the sandbox side: it sets this, the workspace code
+    /// applies it).
+    pub(crate) sandbox_owner: Option<Owner>,
+    /// Disk, output and interactive-session caps (H7, H8, H9).
+    pub(crate) limits: WorkspaceLimits,
+    /// How runs are bounded (the sandbox holds the same).
+    pub(crate) enforcement: Arc<crate::limits::Enforcement>,
 }
 
 /// Finds bash at a fixed path.
@@ -90,6 +103,15 @@ pub(crate) struct StagedState {
 pub(crate) struct Ws {
     pub(crate) session_id: String,
     pub(crate) root: PathBuf,
+    /// A handle on the session folder: every file operation of the runtime
+    /// inside the workspace goes through it (H2, H3).
+    pub(crate) dir: DirHandle,
+    /// What the workspace held at its last measurement (H7), and a lock
+    /// so one measurement runs at a time.
+    pub(crate) usage: Mutex<Usage>,
+    measuring: tokio::sync::Mutex<()>,
+    /// Interactive sessions running now (H9).
+    pub(crate) live_execs: Arc<AtomicUsize>,
     marker: String,
     pub(crate) skills: Mutex<HashMap<String, StagedState>>,
     stage_lock: tokio::sync::Mutex<()>,
@@ -120,6 +142,8 @@ pub(crate) struct Engine {
     pub(crate) cfg: Config,
     pub(crate) name: &'static str,
     workspaces: DashMap<String, Arc<Ws>>,
+    /// Interactive sessions running now in all workspaces (H9).
+    pub(crate) live_execs: Arc<AtomicUsize>,
 }
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
@@ -148,8 +172,8 @@ pub(crate) struct CommandSpec<'a> {
 /// A prepared command: what to spawn, where, with which environment.
 #[derive(Debug)]
 pub(crate) struct Prepared {
+    /// The program (for messages).
     pub(crate) program: PathBuf,
-    pub(crate) args: Vec<OsString>,
     /// The command itself, before any `bwrap` wrapping.
     pub(crate) inner: CommandLine,
     pub(crate) env: BTreeMap<String, String>,
@@ -157,6 +181,19 @@ pub(crate) struct Prepared {
     pub(crate) run_dir: String,
     pub(crate) marker: String,
     pub(crate) warnings: Vec<String>,
+    /// The largest file the command may write: what is left of the
+    /// workspace's disk cap (H7). The sandbox applies it as `RLIMIT_FSIZE`
+    /// (S6).
+    pub(crate) file_size_limit: u64,
+    /// The editor files made in the run folder, removed after the run.
+    pub(crate) editor: bool,
+}
+
+impl Prepared {
+    /// The workspace folder of the run.
+    pub(crate) fn workspace_root(&self) -> Option<&Path> {
+        self.env.get(ENV_WORKSPACE_DIR).map(Path::new)
+    }
 }
 
 impl Engine {
@@ -165,6 +202,7 @@ impl Engine {
             cfg,
             name,
             workspaces: DashMap::new(),
+            live_execs: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -175,18 +213,23 @@ impl Engine {
             return Ok((Arc::clone(ws.value()), false));
         }
         let root = self.cfg.root.join(session_id);
-        let (sid, name) = (session_id.to_owned(), self.name);
-        let r = root.clone();
-        let created = blocking(move || stage::create_layout(&r, &sid, name))
+        let (sid, owner) = (session_id.to_owned(), self.cfg.sandbox_owner);
+        let root_dir = Arc::clone(&self.cfg.root_dir);
+        let (dir, created) = blocking(move || stage::create_layout(&root_dir, &sid, owner))
             .instrument(tracing::info_span!(
                 "workspace.create",
-                session = session_id
+                session = session_id,
+                runtime = self.name
             ))
             .await?;
         let ws = Arc::new(Ws {
             session_id: session_id.to_owned(),
             marker: format!("{SESSION_MARKER_VAR}={}", unique_id()),
             root,
+            dir,
+            usage: Mutex::new(Usage::default()),
+            measuring: tokio::sync::Mutex::new(()),
+            live_execs: Arc::new(AtomicUsize::new(0)),
             skills: Mutex::new(HashMap::new()),
             stage_lock: tokio::sync::Mutex::new(()),
             pinned: Mutex::new(HashMap::new()),
@@ -228,9 +271,11 @@ impl Engine {
         let span =
             tracing::info_span!("workspace.stage.skill", session = session_id, skill = %name);
         let _guard = ws.stage_lock.lock().await;
+        self.check_disk(&ws, "staging refused").await?;
         let previous = lock(&ws.skills).get(&name).cloned();
         let source = skill.clone();
-        let root = ws.root.clone();
+        let w = Arc::clone(&ws);
+        let (limits, venv_owner) = (self.cfg.limits, self.cfg.sandbox_owner);
         let n = name.clone();
         let (state, copied, warnings) = blocking(move || {
             let listed = match &source {
@@ -245,7 +290,17 @@ impl Engine {
                     ));
                 }
             };
-            let present = root.join(SKILLS_SUBDIR).join(&n).is_dir();
+            let skills = w
+                .dir
+                .try_clone()
+                .map_err(|e| io_error("session folder", e))?
+                .with_owner(None)
+                .ensure_dir(SKILLS_SUBDIR)
+                .map_err(|e| crate::fsutil::walk_error(&format!("{SKILLS_SUBDIR}/"), e))?;
+            let present = skills
+                .stat_at(&n)
+                .map_err(|e| io_error("skills folder", e))?
+                .is_some_and(|m| m.is_dir());
             if let Some(prev) = &previous
                 && present
                 && prev.fingerprint == listed.fingerprint
@@ -263,8 +318,21 @@ impl Engine {
             {
                 return Ok((state, false, listed.warnings));
             }
-            stage::copy_skill(&root, &n, &listed)?;
-            stage::record_skill(&root, &n, &digest)?;
+            let (bytes, files) = stage::listed_size(&listed);
+            let usage = *lock(&w.usage);
+            if bytes > usage.bytes_left(&limits) || files > usage.files_left(&limits) {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::LimitExceeded,
+                    format!(
+                        "skill `{n}` ({bytes} bytes in {files} files) does not fit in what is \
+                         left of the workspace's disk cap ({} bytes, {} files; threat model H7)",
+                        usage.bytes_left(&limits),
+                        usage.files_left(&limits)
+                    ),
+                ));
+            }
+            stage::copy_skill(&skills, &n, &listed, venv_owner)?;
+            lock(&w.usage).add(bytes, files);
             Ok((state, true, listed.warnings))
         })
         .instrument(span)
@@ -335,17 +403,18 @@ impl Engine {
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
         let spare = lock(&ws.spare_run_dir).dir.take();
-        let (run_dir, host_cwd, editor_script, (program, args), inner) = {
+        let (run_dir, host_cwd, editor_script, (program, _), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
             let command = command.to_owned();
             let cwd = cwd.map(str::to_owned);
             let skill = skill.to_owned();
             let editor_text = editor_text.map(str::to_owned);
+            let w = Arc::clone(ws);
             blocking(move || {
                 let run_dir = match spare {
-                    Some(d) if std::fs::symlink_metadata(r.join(&d)).is_ok_and(|m| m.is_dir()) => d,
-                    _ => stage::new_run_dir(&r)?,
+                    Some(d) if w.dir.walk(&d).is_ok() => d,
+                    _ => stage::new_run_dir(&w.dir)?,
                 };
                 let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
                 let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
@@ -367,7 +436,7 @@ impl Engine {
                     ));
                 }
                 let script = match editor_text {
-                    Some(text) => Some(write_editor(&r, &run_dir, &text)?),
+                    Some(text) => Some(write_editor(&w.dir, &r, &run_dir, &text)?),
                     None => None,
                 };
                 let lines = command_line(&cfg, &r, &canonical, &command, restricted, tty)?;
@@ -397,6 +466,7 @@ impl Engine {
                 vars.insert(k.clone(), v.clone());
             }
         }
+        let editor = editor_script.is_some();
         if let Some(script) = editor_script {
             let s = script.display().to_string();
             for k in ["EDITOR", "VISUAL", "GIT_EDITOR"] {
@@ -411,13 +481,14 @@ impl Engine {
         }
         Ok(Prepared {
             program,
-            args,
             inner,
             env: vars,
             cwd: host_cwd,
             run_dir,
             marker,
             warnings,
+            file_size_limit: lock(&ws.usage).file_size_limit(&self.cfg.limits),
+            editor,
         })
     }
 
@@ -489,6 +560,7 @@ impl Engine {
     ) -> WorkspaceResult<RunResult> {
         let (ws, _) = self.workspace(session_id).await?;
         self.ensure_staged(session_id, &ws, &request.skill).await?;
+        self.check_disk(&ws, "run refused").await?;
         // Check the output globs before running anything.
         let mut globs = Vec::new();
         for g in request
@@ -526,9 +598,33 @@ impl Engine {
             .map_or(self.cfg.default_timeout, Duration::from_secs)
             .min(self.cfg.max_timeout);
         let mut warnings = prepared.warnings.clone();
-        let outcome = self
-            .launch(&ws, &prepared, request.stdin.as_deref(), timeout)
-            .await?;
+        // The disk cap is watched while the command runs: passing it drops
+        // the launch, which kills the run (H7).
+        let launched = tokio::select! {
+            biased;
+            outcome = self.launch(&ws, &prepared, request.stdin.as_deref(), timeout) => outcome,
+            over = self.watch_disk(&ws) => {
+                // Dropping the launch started the kill; make sure every
+                // process of the run is gone before answering.
+                let marker = prepared.marker.clone();
+                let _ = blocking(move || Ok(sweep(&marker, None))).await;
+                Err(over)
+            }
+        };
+        tidy_run_dir(&ws, &prepared);
+        let ran = Duration::from_millis(launched.as_ref().map_or(0, |o| o.duration_ms));
+        {
+            let mut usage = lock(&ws.usage);
+            usage.unmeasured = usage.unmeasured.saturating_add(ran);
+        }
+        let outcome = launched?;
+        if self.check_disk(&ws, "after the run").await.is_err() {
+            warnings.push(format!(
+                "the workspace is now over its disk cap ({} bytes, {} files): later runs in \
+                 this session will be refused",
+                self.cfg.limits.max_bytes, self.cfg.limits.max_files
+            ));
+        }
         if outcome.stdout_cut {
             warnings.push(format!(
                 "stdout was longer than {} bytes; the middle was dropped",
@@ -547,6 +643,7 @@ impl Engine {
                 timeout.as_secs_f64()
             ));
         }
+        warnings.extend(outcome.warnings.iter().cloned());
         let mut result = RunResult::default();
         result.stdout = outcome.stdout;
         result.stderr = outcome.stderr;
@@ -567,9 +664,27 @@ impl Engine {
         Ok(result)
     }
 
-    /// Runs a prepared command: through the workspace's long-lived sandbox
-    /// when there is one, else as its own process (`bwrap` per run when no
-    /// PID namespace can be nested in the sandbox).
+    /// Measures the workspace when a measurement is due (commands ran
+    /// since the last), and refuses `what` when it is over its disk cap
+    /// (H7).
+    pub(crate) async fn check_disk(&self, ws: &Arc<Ws>, what: &str) -> WorkspaceResult<()> {
+        let limits = self.cfg.limits;
+        let usage = measure_when(ws, &limits, Usage::due).await?;
+        if usage.over(&limits) {
+            return Err(usage.error(&limits, what));
+        }
+        Ok(())
+    }
+
+    /// Returns (with the error to report) once the workspace is over its
+    /// disk cap, measuring it every interval; never returns otherwise.
+    pub(crate) async fn watch_disk(&self, ws: &Arc<Ws>) -> WorkspaceError {
+        watch_disk(Arc::clone(ws), self.cfg.limits).await
+    }
+
+    /// Runs a prepared command: through the workspace's long-lived sandbox,
+    /// or as a process of its own (locally, or in a `bwrap` of its own with
+    /// `sandbox_per_run`), bounded by the runtime's limits.
     async fn launch(
         &self,
         ws: &Arc<Ws>,
@@ -579,37 +694,126 @@ impl Engine {
     ) -> WorkspaceResult<Outcome> {
         #[cfg(unix)]
         if let Launcher::Sandbox(sb) = &self.cfg.launcher
-            && sb.helpers().is_some()
+            && !sb.per_run()
         {
-            // A supervisor found dead before the command started (killed,
-            // or its sandbox broke) is replaced once; the command has not
-            // run, so running it again is safe.
-            for _ in 0..2 {
-                let sup = self.supervisor(ws, sb).await?;
-                let ran = sup
-                    .run(
-                        &ws.root,
-                        &prepared.run_dir,
-                        &prepared.cwd,
-                        &prepared.inner.0,
-                        &prepared.inner.1,
-                        &prepared.env,
-                        stdin,
-                        timeout,
-                        self.cfg.output_cap,
-                    )
-                    .await?;
-                if let Some(outcome) = ran {
-                    return Ok(outcome);
+            {
+                // A supervisor found dead before the command started
+                // (killed, or its sandbox broke) is replaced once; the
+                // command has not run, so running it again is safe.
+                for _ in 0..2 {
+                    let sup = self.supervisor(ws, sb).await?;
+                    let ran = sup
+                        .run(
+                            &prepared.cwd,
+                            &prepared.inner.0,
+                            &prepared.inner.1,
+                            &prepared.env,
+                            stdin,
+                            timeout,
+                            self.cfg.output_cap,
+                            prepared.file_size_limit,
+                        )
+                        .await?;
+                    if let Some(outcome) = ran {
+                        return Ok(outcome);
+                    }
                 }
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::Spawn,
+                    "the sandbox supervisor stopped twice before the command started",
+                ));
             }
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::Spawn,
-                "the sandbox supervisor stopped twice before the command started",
+        }
+        let mut cgroup = crate::limits::run_cgroup(&self.cfg.enforcement).await?;
+        let procs = match &cgroup {
+            Some(c) => c.procs().map_err(|e| io_error("the run's cgroup", e))?,
+            None => Vec::new(),
+        };
+        let status = match &self.cfg.launcher {
+            Launcher::Sandbox(_) => Some(
+                rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                    .map_err(|e| io_error("the run's status pipe", e.into()))?,
+            ),
+            Launcher::Local => None,
+        };
+        let (status_r, status_w) = match status {
+            Some((r, w)) => (Some(r), Some(w)),
+            None => (None, None),
+        };
+        let cmd = self.spawn_command(prepared, status_w, procs)?;
+        let mut outcome = execute(cmd, prepared, stdin, timeout, self.cfg.output_cap).await?;
+        if let Some(r) = status_r
+            && let Some(notes) = read_status(r)
+        {
+            outcome.warnings.extend(crate::supervisor::notes_warnings(
+                notes,
+                &self.cfg.enforcement,
             ));
         }
-        let _ = ws;
-        execute(prepared, stdin, timeout, self.cfg.output_cap).await
+        if let Some(c) = cgroup.as_mut() {
+            outcome
+                .warnings
+                .extend(c.warnings(&self.cfg.enforcement.limits));
+        }
+        if outcome.exit_code != Some(0)
+            && outcome.warnings.is_empty()
+            && let Some(note) = self.cfg.enforcement.fallback_note()
+        {
+            outcome.warnings.push(note);
+        }
+        if let Some(c) = cgroup {
+            // Everything of the run is gone (killed at its end): idle.
+            c.release();
+        }
+        Ok(outcome)
+    }
+
+    /// The process that runs a prepared command outside the shared
+    /// sandbox: the command itself (local), or a `bwrap` of its own with
+    /// the helper as its init; with the run's environment and working
+    /// folder, its limits, joining `cgroups`, without the host's other
+    /// descriptors. `status` receives the helper's report (sandbox only).
+    pub(crate) fn spawn_command(
+        &self,
+        prepared: &Prepared,
+        status: Option<OwnedFd>,
+        cgroups: Vec<OwnedFd>,
+    ) -> WorkspaceResult<tokio::process::Command> {
+        let (program, args) = &prepared.inner;
+        let mut cmd = match &self.cfg.launcher {
+            Launcher::Local => {
+                let mut cmd = std::process::Command::new(program);
+                cmd.args(args).current_dir(&prepared.cwd);
+                let mut setup = skills_sandbox::ChildSetup::new();
+                setup.close_inherited();
+                let mut rlimits = self.cfg.enforcement.rlimits.clone();
+                skills_sandbox::protocol::lower_file_size(&mut rlimits, prepared.file_size_limit);
+                for l in rlimits {
+                    setup.rlimit(l);
+                }
+                for c in cgroups {
+                    setup.join_cgroup(c);
+                }
+                setup.install(&mut cmd);
+                cmd
+            }
+            Launcher::Sandbox(sb) => {
+                let root = prepared.workspace_root().ok_or_else(|| {
+                    io_error("the workspace", std::io::ErrorKind::NotFound.into())
+                })?;
+                sb.per_run_command(
+                    root,
+                    &prepared.cwd,
+                    program,
+                    args,
+                    status,
+                    cgroups,
+                    prepared.file_size_limit,
+                )?
+            }
+        };
+        cmd.env_clear().envs(&prepared.env);
+        Ok(tokio::process::Command::from(cmd))
     }
 
     /// The workspace's supervisor, started (or restarted when a skill's
@@ -653,16 +857,37 @@ impl Engine {
         let manifest = request.outputs.clone().unwrap_or_default();
         let inline = !request.omit_inline_content
             && (request.outputs.is_none() || manifest.inline || !request.output_files.is_empty());
+        // The request's caps, lowered to the runtime's (H8).
+        let limits = &self.cfg.limits;
         let spec = CollectSpec {
             globs,
             inline,
-            max_files: manifest.max_files.unwrap_or(DEFAULT_MAX_FILES),
-            max_file_bytes: manifest.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
-            max_total_bytes: manifest.max_total_bytes.unwrap_or(DEFAULT_MAX_TOTAL_BYTES),
+            max_files: quota::clamp(
+                manifest.max_files,
+                DEFAULT_MAX_FILES,
+                limits.max_output_files,
+                "max_files",
+                warnings,
+            ),
+            max_file_bytes: quota::clamp(
+                manifest.max_file_bytes,
+                DEFAULT_MAX_FILE_BYTES,
+                limits.max_output_file_bytes,
+                "max_file_bytes",
+                warnings,
+            ),
+            max_total_bytes: quota::clamp(
+                manifest.max_total_bytes,
+                DEFAULT_MAX_TOTAL_BYTES,
+                limits.max_output_total_bytes,
+                "max_total_bytes",
+                warnings,
+            ),
             failed: !result.success(),
+            owners: self.owners(),
         };
-        let root = ws.root.clone();
-        let collected = blocking(move || collect(&root, &spec)).await?;
+        let w = Arc::clone(ws);
+        let collected = blocking(move || collect(&w.dir, &spec)).await?;
         warnings.extend(collected.warnings);
         let save = request.save_as_artifacts || manifest.save;
         if save && self.cfg.artifacts.is_none() {
@@ -736,8 +961,10 @@ impl Engine {
     ) -> WorkspaceResult<WorkspaceFile> {
         let (ws, _) = self.workspace(session_id).await?;
         let rel = normalize_relative(path.strip_prefix(WORKSPACE_SCHEME).unwrap_or(path))?;
-        let root = ws.root.clone();
-        blocking(move || match open_beneath(&root, &rel, max_bytes) {
+        // The caller's cap, lowered to the runtime's (H8).
+        let cap = max_bytes.min(self.cfg.limits.max_output_file_bytes);
+        let owners = self.owners();
+        blocking(move || match ws.dir.read_beneath(&rel, cap, &owners) {
             Ok(Opened::File { size, bytes }) => {
                 let mime = sniff(&rel, &bytes);
                 Ok(WorkspaceFile::new(rel, mime, size, bytes))
@@ -749,6 +976,10 @@ impl Engine {
             Ok(Opened::NotRegular) => Err(WorkspaceError::new(
                 WorkspaceErrorKind::InvalidRequest,
                 format!("{rel} is not a regular file"),
+            )),
+            Ok(Opened::ForeignLink) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::PathEscape,
+                format!("{rel} is a hard link to a file of another user"),
             )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(WorkspaceError::new(
                 WorkspaceErrorKind::NotFound,
@@ -799,10 +1030,13 @@ impl Engine {
                 let root = ws.root.clone();
                 blocking(move || Ok(sweep_in(&marker, None, Some(&root)))).await?;
             }
-            let root = self.cfg.root.clone();
-            let dir = root.join(session_id);
+            // Through handles, never following a link, never above the
+            // session folder (H6).
+            let root = Arc::clone(&self.cfg.root_dir);
+            let sid = session_id.to_owned();
             let removed = blocking(move || {
-                remove_within(&root, &dir).map_err(|e| io_error("removing the workspace", e))
+                root.remove_tree(&sid)
+                    .map_err(|e| io_error("removing the workspace", e))
             })
             .await?;
             Ok(CleanupReport::new(session_id, removed, killed))
@@ -815,6 +1049,24 @@ impl Engine {
     pub(crate) fn add_exec(&self, ws: &Ws, session: Arc<ExecSession>) {
         ws.execs.insert(session.id().to_owned(), session);
     }
+
+    /// The users whose hard-linked files the runtime reads (H3): the
+    /// sandbox's user when it has one (then a hard link to a root-owned
+    /// host file is refused), else the runtime's own.
+    pub(crate) fn owners(&self) -> Vec<u32> {
+        vec![self.cfg.sandbox_owner.map_or_else(euid, |o| o.uid)]
+    }
+}
+
+impl Ws {
+    /// A handle on the run folder `run_dir` (relative), reached without
+    /// following a link; what is made through it (FIFOs, the standard input
+    /// file) is handed to the sandbox's user when there is one (contract
+    /// with the sandbox side, threat model H4, H6).
+    #[allow(dead_code, reason = "for the sandbox side's run files")]
+    pub(crate) fn run_dir_handle(&self, run_dir: &str) -> std::io::Result<DirHandle> {
+        self.dir.walk(run_dir)
+    }
 }
 
 /// Makes the workspace's next run folder in the background, unless one is
@@ -825,9 +1077,78 @@ fn make_spare_run_dir(ws: &Arc<Ws>) {
         let mut spare = lock(&ws.spare_run_dir);
         if spare.dir.is_none()
             && !spare.closed
-            && let Ok(dir) = stage::new_run_dir(&ws.root)
+            && let Ok(dir) = stage::new_run_dir(&ws.dir)
         {
             spare.dir = Some(dir);
+        }
+    }));
+}
+
+/// Measures the workspace when `due` says so (one measurement at a time);
+/// returns the usage now known (H7).
+pub(crate) async fn measure_when(
+    ws: &Arc<Ws>,
+    limits: &WorkspaceLimits,
+    due: fn(&Usage) -> bool,
+) -> WorkspaceResult<Usage> {
+    let current = *lock(&ws.usage);
+    if !due(&current) {
+        return Ok(current);
+    }
+    let _one = ws.measuring.lock().await;
+    let current = *lock(&ws.usage);
+    if !due(&current) {
+        return Ok(current);
+    }
+    let (w, l) = (Arc::clone(ws), *limits);
+    let measured = blocking(move || {
+        quota::measure(&w.dir, &l).map_err(|e| io_error("measuring the workspace", e))
+    })
+    .instrument(tracing::debug_span!(
+        "workspace.measure",
+        session = %ws.session_id
+    ))
+    .await?;
+    *lock(&ws.usage) = measured;
+    Ok(measured)
+}
+
+/// Measures the workspace every interval until it is over its disk cap;
+/// then returns the error to report (H7).
+pub(crate) async fn watch_disk(ws: Arc<Ws>, limits: WorkspaceLimits) -> WorkspaceError {
+    loop {
+        let wait = lock(&ws.usage).interval();
+        tokio::time::sleep(wait).await;
+        match measure_when(&ws, &limits, Usage::stale).await {
+            Ok(usage) if usage.over(&limits) => {
+                return usage.error(
+                    &limits,
+                    "the command was killed when the workspace passed its disk cap",
+                );
+            }
+            Ok(_) => {}
+            // A workspace that cannot be measured (removed by cleanup) is
+            // not watched any further.
+            Err(_) => std::future::pending::<()>().await,
+        }
+    }
+}
+
+/// After a run: removes the editor files the runtime made in the run
+/// folder and the run folder itself when the command left nothing in it
+/// (in the background, through handles, H2/H4).
+fn tidy_run_dir(ws: &Arc<Ws>, prepared: &Prepared) {
+    let (ws, run_dir, editor) = (Arc::clone(ws), prepared.run_dir.clone(), prepared.editor);
+    drop(tokio::task::spawn_blocking(move || {
+        let Some((parent, name)) = run_dir.rsplit_once('/') else {
+            return;
+        };
+        if editor && let Ok(dir) = ws.dir.walk(&run_dir) {
+            dir.remove(EDITOR_TEXT);
+            dir.remove(EDITOR_SCRIPT);
+        }
+        if let Ok(runs) = ws.dir.walk(parent) {
+            runs.remove_empty_dir(name);
         }
     }));
 }
@@ -878,40 +1199,40 @@ fn command_line(
         program.clone(),
         args.iter().map(OsString::from).collect::<Vec<_>>(),
     );
-    let outer = match &cfg.launcher {
-        Launcher::Local => inner.clone(),
-        Launcher::Sandbox(sb) => {
-            let a = sb.args(root, host_cwd, &program, &args)?;
-            (sb.program().to_path_buf(), a)
-        }
-    };
-    Ok((outer, inner))
+    // The launcher wraps it when it spawns (`Engine::command`): `bwrap` and
+    // the helper for the sandbox.
+    let _ = root;
+    Ok((inner.clone(), inner))
 }
 
 /// Writes the editor text and the helper `EDITOR` points at into the run
-/// folder `root/run_dir` (opened by handle: a concurrent run of the session
-/// cannot redirect these writes out of the workspace).
-fn write_editor(root: &Path, run_dir: &str, text: &str) -> WorkspaceResult<PathBuf> {
-    const SCRIPT: &str = "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n";
-    let dir = root.join(run_dir);
-    #[cfg(unix)]
-    {
-        let handle =
-            crate::fsutil::DirHandle::open(root, run_dir).map_err(|e| io_error("run folder", e))?;
-        handle
-            .write_new(".editor_text", text.as_bytes(), 0o600)
-            .map_err(|e| io_error("editor text", e))?;
-        handle
-            .write_new(".editor.sh", SCRIPT.as_bytes(), 0o555)
-            .map_err(|e| io_error("editor script", e))?;
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::write(dir.join(".editor_text"), text).map_err(|e| io_error("editor text", e))?;
-        std::fs::write(dir.join(".editor.sh"), SCRIPT).map_err(|e| io_error("editor script", e))?;
-    }
-    Ok(dir.join(".editor.sh"))
+/// folder `run_dir` of the session folder `ws` (at `root`), through a handle
+/// and with `O_EXCL`: a command cannot redirect these writes (H4). Both are
+/// handed to the sandbox's user, who runs the helper.
+fn write_editor(
+    ws: &DirHandle,
+    root: &Path,
+    run_dir: &str,
+    text: &str,
+) -> WorkspaceResult<PathBuf> {
+    let handle = ws
+        .walk(run_dir)
+        .map_err(|e| crate::fsutil::walk_error("run folder", e))?;
+    handle
+        .write_new(EDITOR_TEXT, text.as_bytes(), 0o600)
+        .map_err(|e| io_error("editor text", e))?;
+    handle
+        .write_new(EDITOR_SCRIPT, EDITOR_HELPER.as_bytes(), 0o500)
+        .map_err(|e| io_error("editor script", e))?;
+    Ok(root.join(run_dir).join(EDITOR_SCRIPT))
 }
+
+/// The editor helper's file name in the run folder.
+const EDITOR_SCRIPT: &str = ".editor.sh";
+/// The editor text's file name in the run folder.
+const EDITOR_TEXT: &str = ".editor_text";
+/// The editor helper: writes the run's editor text into the file edited.
+const EDITOR_HELPER: &str = "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n";
 
 fn is_protected(name: &str) -> bool {
     [
@@ -941,6 +1262,8 @@ pub(crate) struct Outcome {
     pub(crate) exit_code: Option<i32>,
     pub(crate) timed_out: bool,
     pub(crate) duration_ms: u64,
+    /// What the launcher noticed (limits reached).
+    pub(crate) warnings: Vec<String>,
 }
 
 /// Kills a run's processes when dropped armed (its future was dropped).
@@ -967,6 +1290,20 @@ impl Drop for SweepOnDrop {
     }
 }
 
+/// The helper's report on a `bwrap` per run: the notes of its exit
+/// frame, when it wrote one.
+fn read_status(r: OwnedFd) -> Option<skills_sandbox::protocol::Notes> {
+    use skills_sandbox::protocol::{MAX_REPLY_FRAME, Reply};
+    // The helper wrote it before exiting; non-blocking all the same, in
+    // case something still holds the write end.
+    let _ = rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK);
+    let mut reader = skills_sandbox::transport::FrameReader::pipe(r, MAX_REPLY_FRAME);
+    match Reply::decode(&reader.next_frame().ok()??).ok()? {
+        Reply::Exited { notes, .. } => Some(notes),
+        _ => None,
+    }
+}
+
 impl Outcome {
     /// The outcome from what was captured of each stream (`None`: nothing).
     pub(crate) fn new(
@@ -986,31 +1323,29 @@ impl Outcome {
             exit_code,
             timed_out,
             duration_ms,
+            warnings: Vec::new(),
         }
     }
 }
 
-/// Spawns a prepared command, feeds stdin, captures output, enforces the
-/// timeout and kills everything the command left behind.
+/// Spawns a prepared command (`cmd`, from [`Engine::spawn_command`]), feeds
+/// stdin, captures output, enforces the timeout and kills everything the
+/// command left behind.
 pub(crate) async fn execute(
+    mut cmd: tokio::process::Command,
     prepared: &Prepared,
     stdin: Option<&str>,
     timeout: Duration,
     cap: usize,
 ) -> WorkspaceResult<Outcome> {
-    let mut cmd = tokio::process::Command::new(&prepared.program);
-    cmd.args(&prepared.args)
-        .current_dir(&prepared.cwd)
-        .env_clear()
-        .envs(&prepared.env)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
+    cmd.stdin(if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true);
     #[cfg(unix)]
     cmd.process_group(0);
     let started = Instant::now();
@@ -1020,6 +1355,7 @@ pub(crate) async fn execute(
             format!("could not start {}: {e}", prepared.program.display()),
         )
     })?;
+    drop(cmd);
     let pgid = child.id();
     // When this future is dropped before the command finished (the caller
     // gave up), `kill_on_drop` only reaches the direct child: sweep the rest.

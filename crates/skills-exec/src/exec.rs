@@ -4,10 +4,17 @@
 //! The terminal is opened with `rustix`'s safe PTY calls; the command gets it
 //! as its controlling terminal through util-linux `setsid -w -c`, so no
 //! `unsafe` `pre_exec` hook is needed.
+//!
+//! Bounded (threat model: H7, H9): at most
+//! [`WorkspaceLimits::max_exec_sessions`](crate::WorkspaceLimits) running
+//! per workspace and
+//! [`max_exec_sessions_total`](crate::WorkspaceLimits) per runtime, each
+//! killed at its lifetime and when the workspace passes its disk cap; at
+//! most [`MAX_FINISHED_EXECS`] finished ones are kept for a last look.
 
 use std::io::{Read, Write};
 use std::process::Stdio;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,8 +26,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing::Instrument;
 
 use crate::capture::cap_text;
-use crate::engine::{CommandSpec, Engine, unique_id};
+use crate::engine::{CommandSpec, Engine, Ws, unique_id, watch_disk};
 use crate::kill::{kill_group, sweep};
+use crate::quota::MAX_FINISHED_EXECS;
 
 /// Most unread output a session keeps (the oldest is dropped beyond it).
 const MAX_BUFFER: usize = 1024 * 1024;
@@ -56,12 +64,20 @@ enum Input {
 #[derive(Debug)]
 pub(crate) struct ExecSession {
     id: String,
+    started: Instant,
+    /// Its place among the sessions running at once, given back as soon as
+    /// it is killed or its command ends (H9).
+    slot: Mutex<Option<Slot>>,
     marker: String,
     pgid: Option<u32>,
     tty: bool,
     killed: AtomicBool,
     state: Mutex<State>,
     input: tokio::sync::Mutex<Input>,
+}
+
+fn lock_usage(ws: &Ws) -> std::sync::MutexGuard<'_, crate::quota::Usage> {
+    crate::engine::lock(&ws.usage)
 }
 
 fn lock(m: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
@@ -97,6 +113,16 @@ impl ExecSession {
                 }
             }
         }
+    }
+
+    /// Gives its place among the running sessions back.
+    fn release(&self) {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+    }
+
+    /// `true` once the command ended (exited, killed, timed out).
+    fn finished(&self) -> bool {
+        self.status(&lock(&self.state)) != ExecStatus::Running
     }
 
     fn status(&self, st: &State) -> ExecStatus {
@@ -188,6 +214,7 @@ impl ExecSession {
         let marker = self.marker.clone();
         let pgid = self.pgid;
         let _ = tokio::task::spawn_blocking(move || sweep(&marker, pgid)).await;
+        self.release();
         *self.input.lock().await = Input::Closed;
         running
     }
@@ -210,6 +237,81 @@ fn looks_like_prompt(line: &str) -> bool {
         || lower.ends_with("password")
 }
 
+/// A place among the interactive sessions running at once (H9), given
+/// back when dropped (when the session's command ended).
+#[derive(Debug)]
+pub(crate) struct Slot {
+    ws: Arc<AtomicUsize>,
+    total: Arc<AtomicUsize>,
+}
+
+impl Slot {
+    /// Takes a place, or refuses with
+    /// [`WorkspaceErrorKind::LimitExceeded`] when the workspace or the
+    /// runtime runs as many sessions as allowed.
+    fn take(engine: &Engine, ws: &Arc<Ws>) -> WorkspaceResult<Self> {
+        let limits = &engine.cfg.limits;
+        let taken = |counter: &AtomicUsize, max: usize| {
+            counter
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < max).then_some(n + 1)
+                })
+                .is_ok()
+        };
+        if !taken(&ws.live_execs, limits.max_exec_sessions) {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::LimitExceeded,
+                format!(
+                    "this session already runs {} interactive commands, the most allowed; kill \
+                     one (kill_exec) or wait for one to end (threat model H9)",
+                    limits.max_exec_sessions
+                ),
+            ));
+        }
+        if !taken(&engine.live_execs, limits.max_exec_sessions_total) {
+            ws.live_execs.fetch_sub(1, Ordering::AcqRel);
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::LimitExceeded,
+                format!(
+                    "the runtime already runs {} interactive commands, the most allowed; try \
+                     again when one ended (threat model H9)",
+                    limits.max_exec_sessions_total
+                ),
+            ));
+        }
+        Ok(Self {
+            ws: Arc::clone(&ws.live_execs),
+            total: Arc::clone(&engine.live_execs),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.ws.fetch_sub(1, Ordering::AcqRel);
+        self.total.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Forgets the oldest finished sessions of `ws` beyond
+/// [`MAX_FINISHED_EXECS`] (their output buffers are memory).
+fn prune_finished(ws: &Ws) {
+    let mut finished: Vec<(Instant, String)> = ws
+        .execs
+        .iter()
+        .filter(|e| e.value().finished())
+        .map(|e| (e.value().started, e.key().clone()))
+        .collect();
+    if finished.len() <= MAX_FINISHED_EXECS {
+        return;
+    }
+    finished.sort();
+    let extra = finished.len() - MAX_FINISHED_EXECS;
+    for (_, id) in finished.into_iter().take(extra) {
+        ws.execs.remove(&id);
+    }
+}
+
 /// Starts an exec session and answers with its first output.
 pub(crate) async fn start(
     engine: &Engine,
@@ -222,6 +324,9 @@ pub(crate) async fn start(
         engine
             .ensure_staged(session_id, &ws, &request.skill)
             .await?;
+        engine.check_disk(&ws, "terminal refused").await?;
+        prune_finished(&ws);
+        let slot = Slot::take(engine, &ws)?;
         if !request.inputs.is_empty() {
             engine.stage_inputs_in(&ws, &request.inputs).await?;
         }
@@ -238,16 +343,17 @@ pub(crate) async fn start(
                 },
             )
             .await?;
+        // Its lifetime, whatever the request asks (H9).
+        let lifetime = engine
+            .cfg
+            .max_timeout
+            .min(engine.cfg.limits.max_exec_lifetime);
         let timeout = request
             .timeout
-            .map_or(engine.cfg.max_timeout, Duration::from_secs)
-            .min(engine.cfg.max_timeout);
-        let mut cmd = tokio::process::Command::new(&prepared.program);
-        cmd.args(&prepared.args)
-            .current_dir(&prepared.cwd)
-            .env_clear()
-            .envs(&prepared.env)
-            .kill_on_drop(true);
+            .map_or(lifetime, Duration::from_secs)
+            .min(lifetime);
+        let mut cmd = engine.spawn_command(&prepared, None, Vec::new())?;
+        cmd.kill_on_drop(true);
         #[cfg(unix)]
         cmd.process_group(0);
         let spawn_err = |e: std::io::Error| {
@@ -282,6 +388,8 @@ pub(crate) async fn start(
         };
         let session = Arc::new(ExecSession {
             id: format!("exec-{}", unique_id()),
+            started: Instant::now(),
+            slot: Mutex::new(Some(slot)),
             marker: prepared.marker.clone(),
             pgid: child.id(),
             tty: request.tty,
@@ -334,15 +442,27 @@ pub(crate) async fn start(
                 lock(&s.state).reader_done = true;
             });
         }
-        // Waiter: exit, timeout, leftovers.
+        // Waiter: exit, timeout, the disk cap, leftovers.
         {
             let s = Arc::clone(&session);
+            let (watched, limits) = (Arc::clone(&ws), engine.cfg.limits);
+            let ended_in = Arc::clone(&ws);
             tokio::spawn(
                 async move {
-                    let status = match tokio::time::timeout(timeout, child.wait()).await {
-                        Ok(st) => st.ok(),
-                        Err(_) => {
-                            lock(&s.state).timed_out = true;
+                    let status = tokio::select! {
+                        biased;
+                        waited = tokio::time::timeout(timeout, child.wait()) => match waited {
+                            Ok(st) => st.ok(),
+                            Err(_) => {
+                                lock(&s.state).timed_out = true;
+                                let (m, p) = (s.marker.clone(), s.pgid);
+                                let _ = tokio::task::spawn_blocking(move || sweep(&m, p)).await;
+                                child.wait().await.ok()
+                            }
+                        },
+                        over = watch_disk(watched, limits) => {
+                            s.push(format!("\r\n[{}]\r\n", over.message()).as_bytes());
+                            s.killed.store(true, Ordering::SeqCst);
                             let (m, p) = (s.marker.clone(), s.pgid);
                             let _ = tokio::task::spawn_blocking(move || sweep(&m, p)).await;
                             child.wait().await.ok()
@@ -353,6 +473,10 @@ pub(crate) async fn start(
                         st.child_done = true;
                         st.exit_code = status.and_then(|s| s.code());
                     }
+                    s.release();
+                    // What it wrote since the last look is measured before
+                    // the next run (H7).
+                    lock_usage(&ended_in).unmeasured = crate::quota::UNMEASURED_SLACK;
                     if let Some(p) = s.pgid {
                         kill_group(p);
                     }

@@ -1,7 +1,10 @@
 //! Inputs (F-EXE-5): `artifact://`, `host://`, `workspace://` and `skill://`
 //! sources placed into the workspace, and conversation attachments staged
-//! into `work/inputs` with sanitized, de-duplicated names.
+//! into `work/inputs` with sanitized, de-duplicated names. Every write goes
+//! through handles on the session folder and counts against its disk cap
+//! (threat model: H2, H3, H5, H7).
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,7 +15,8 @@ use skills_core::{
 use tracing::Instrument;
 
 use crate::engine::{Engine, Launcher, Ws, lock};
-use crate::fsutil::{Opened, blocking, io_error, is_within, join_rel, open_beneath, remove_within};
+use crate::fsutil::{DirHandle, Opened, blocking, io_error, is_within, walk_error};
+use crate::quota::{Usage, WorkspaceLimits};
 use crate::stage;
 
 impl Engine {
@@ -65,11 +69,7 @@ impl Engine {
                 skills_core::sanitize_file_name(&default_name)
             ),
         };
-        if dst.is_empty()
-            || dst == SKILLS_SUBDIR
-            || dst.starts_with(&format!("{SKILLS_SUBDIR}/"))
-            || dst == "metadata.json"
-        {
+        if dst.is_empty() || dst == SKILLS_SUBDIR || dst.starts_with(&format!("{SKILLS_SUBDIR}/")) {
             return Err(WorkspaceError::new(
                 WorkspaceErrorKind::InvalidRequest,
                 format!(
@@ -78,7 +78,13 @@ impl Engine {
             ));
         }
         let link = input.mode == InputMode::Link && matches!(self.cfg.launcher, Launcher::Local);
-        let root = ws.root.clone();
+        self.check_disk(ws, "staging inputs refused").await?;
+        let place = Place {
+            ws: Arc::clone(ws),
+            rel: dst.clone(),
+            limits: self.cfg.limits,
+            owners: self.owners(),
+        };
         match source {
             InputSource::Artifact { name, version } => {
                 let Some(service) = &self.cfg.artifacts else {
@@ -95,33 +101,38 @@ impl Engine {
                 if input.pin {
                     lock(&ws.pinned).insert(name.clone(), artifact.version);
                 }
-                let size = artifact.bytes.len() as u64;
-                let d = dst.clone();
-                blocking(move || write_beneath(&root, &d, &artifact.bytes)).await?;
+                let size = blocking(move || place.write(&mut artifact.bytes.as_slice())).await?;
                 Ok(StagedInput::new(&input.from, dst, size).with_version(artifact.version))
             }
             InputSource::Host(path) => {
                 let host = PathBuf::from(&path).canonicalize().map_err(|e| {
                     WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("input {path}: {e}"))
                 })?;
-                if !self
+                let Some(allowed) = self
                     .cfg
                     .host_input_roots
                     .iter()
-                    .any(|r| is_within(r, &host))
-                {
+                    .find(|r| is_within(r, &host))
+                    .cloned()
+                else {
                     return Err(WorkspaceError::new(
                         WorkspaceErrorKind::PolicyDenied,
                         format!("host input {path} is outside the allowed host input folders"),
                     ));
-                }
-                let d = dst.clone();
-                let size = blocking(move || place_host(&root, &d, &host, link)).await?;
+                };
+                let size = blocking(move || place.host(&allowed, &host, link)).await?;
                 Ok(StagedInput::new(&input.from, dst, size))
             }
             InputSource::Workspace(rel) => {
-                let d = dst.clone();
-                let size = blocking(move || copy_beneath(&root, &rel, &root, &d)).await?;
+                let size = blocking(move || {
+                    let src = place
+                        .ws
+                        .dir
+                        .try_clone()
+                        .map_err(|e| io_error("workspace", e))?;
+                    place.copy_from(&src, &rel, &place.owners)
+                })
+                .await?;
                 Ok(StagedInput::new(&input.from, dst, size))
             }
             InputSource::Skill { name, path } => {
@@ -132,9 +143,15 @@ impl Engine {
                         format!("skill `{name}` is not staged in this session"),
                     ));
                 }
-                let skill_root = root.join(SKILLS_SUBDIR).join(&name);
-                let d = dst.clone();
-                let size = blocking(move || copy_beneath(&skill_root, &path, &root, &d)).await?;
+                let size = blocking(move || {
+                    let src = place
+                        .ws
+                        .dir
+                        .walk(&format!("{SKILLS_SUBDIR}/{name}"))
+                        .map_err(|e| walk_error(&format!("skill {name}"), e))?;
+                    place.copy_from(&src, &path, &place.owners)
+                })
+                .await?;
                 Ok(StagedInput::new(&input.from, dst, size))
             }
             _ => Err(WorkspaceError::new(
@@ -150,22 +167,55 @@ impl Engine {
         attachments: &[Attachment],
     ) -> WorkspaceResult<Vec<StagedInput>> {
         let (ws, _) = self.workspace(session_id).await?;
-        let root = ws.root.clone();
+        self.check_disk(&ws, "staging attachments refused").await?;
         let files: Vec<(String, Vec<u8>)> = attachments
             .iter()
             .map(|a| (a.name.clone(), a.bytes.clone()))
             .collect();
+        let limits = self.cfg.limits;
         blocking(move || {
-            let dir = root.join(INPUTS_SUBDIR);
+            let dir = ws
+                .dir
+                .walk_create(INPUTS_SUBDIR)
+                .map_err(|e| walk_error(&format!("{INPUTS_SUBDIR}/"), e))?;
             let mut out = Vec::new();
             for (name, bytes) in files {
+                let size = bytes.len() as u64;
+                let usage = *lock(&ws.usage);
+                if size > usage.bytes_left(&limits) || usage.files_left(&limits) == 0 {
+                    return Err(over_budget(&name, &usage, &limits));
+                }
                 let clean = skills_core::sanitize_file_name(&name);
-                let unique = skills_core::dedupe_file_name(&clean, &|n: &str| {
-                    std::fs::symlink_metadata(dir.join(n)).is_ok()
-                });
-                let rel = format!("{INPUTS_SUBDIR}/{unique}");
-                write_beneath(&root, &rel, &bytes)?;
-                out.push(StagedInput::new(name, rel, bytes.len() as u64));
+                let mut placed = None;
+                // A name taken meanwhile (by a command) is skipped: files are
+                // only ever created new here, never written through (H2).
+                for _ in 0..NAME_ATTEMPTS {
+                    let unique = skills_core::dedupe_file_name(&clean, &|n: &str| {
+                        !matches!(dir.stat_at(n), Ok(None))
+                    });
+                    match dir.create_file(&unique, 0o644) {
+                        Ok(mut f) => {
+                            f.write_all(&bytes)
+                                .map_err(|e| io_error(format!("writing {unique}"), e))?;
+                            placed = Some(unique);
+                            break;
+                        }
+                        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                        Err(e) => return Err(io_error(format!("writing {unique}"), e)),
+                    }
+                }
+                let Some(unique) = placed else {
+                    return Err(WorkspaceError::new(
+                        WorkspaceErrorKind::Io,
+                        format!("no free name for attachment {name:?}"),
+                    ));
+                };
+                lock(&ws.usage).add(size, 1);
+                out.push(StagedInput::new(
+                    name,
+                    format!("{INPUTS_SUBDIR}/{unique}"),
+                    size,
+                ));
             }
             Ok(out)
         })
@@ -177,102 +227,201 @@ impl Engine {
     }
 }
 
-/// Writes `bytes` to `rel` under `root`, creating folders, refusing a
-/// destination whose folder leads out of the workspace.
-pub(crate) fn write_beneath(root: &Path, rel: &str, bytes: &[u8]) -> WorkspaceResult<()> {
-    let dst = checked_destination(root, rel)?;
-    std::fs::write(&dst, bytes).map_err(|e| io_error(format!("writing {rel}"), e))
-}
-
-fn checked_destination(root: &Path, rel: &str) -> WorkspaceResult<PathBuf> {
-    let dst = join_rel(root, rel);
-    let parent = dst.parent().unwrap_or(root);
-    std::fs::create_dir_all(parent)
-        .map_err(|e| io_error(format!("creating the folder of {rel}"), e))?;
-    let canonical_root = root
-        .canonicalize()
-        .map_err(|e| io_error("workspace root", e))?;
-    let canonical_parent = parent.canonicalize().map_err(|e| io_error(rel, e))?;
-    if !is_within(&canonical_root, &canonical_parent) {
-        return Err(WorkspaceError::new(
-            WorkspaceErrorKind::PathEscape,
-            format!("input destination {rel} leads out of the workspace"),
-        ));
-    }
-    if let Ok(meta) = std::fs::symlink_metadata(&dst) {
-        if meta.is_dir() && !meta.file_type().is_symlink() {
-            remove_within(root, &dst).map_err(|e| io_error(rel, e))?;
-        } else {
-            std::fs::remove_file(&dst).map_err(|e| io_error(rel, e))?;
-        }
-    }
-    Ok(dst)
-}
-
-/// Most bytes one copied input may hold: 1 GiB.
+/// Attempts at a free attachment name.
+const NAME_ATTEMPTS: usize = 16;
+/// Most bytes one input may hold: 1 GiB (and never more than what is left
+/// of the workspace's disk cap).
 const MAX_INPUT_BYTES: u64 = 1 << 30;
 
-/// Copies the file `src_rel` beneath `src_root` to `dst_rel` beneath `root`.
-fn copy_beneath(
-    src_root: &Path,
-    src_rel: &str,
-    root: &Path,
-    dst_rel: &str,
-) -> WorkspaceResult<u64> {
-    match open_beneath(src_root, src_rel, MAX_INPUT_BYTES) {
-        Ok(Opened::File { bytes, .. }) => {
-            write_beneath(root, dst_rel, &bytes)?;
-            Ok(bytes.len() as u64)
-        }
-        Ok(Opened::Outside) => Err(WorkspaceError::new(
-            WorkspaceErrorKind::PathEscape,
-            format!("input {src_rel} leads out of its root"),
-        )),
-        Ok(Opened::NotRegular) => Err(WorkspaceError::new(
-            WorkspaceErrorKind::InvalidRequest,
-            format!("input {src_rel} is not a regular file"),
-        )),
-        Err(e) => Err(WorkspaceError::new(
-            WorkspaceErrorKind::NotFound,
-            format!("input {src_rel}: {e}"),
-        )),
-    }
+fn over_budget(what: &str, usage: &Usage, limits: &WorkspaceLimits) -> WorkspaceError {
+    WorkspaceError::new(
+        WorkspaceErrorKind::LimitExceeded,
+        format!(
+            "input {what:?} does not fit in what is left of the workspace's disk cap \
+             ({} bytes, {} files; threat model H7)",
+            usage.bytes_left(limits),
+            usage.files_left(limits)
+        ),
+    )
 }
 
-/// Places a host file or folder (already canonical and allowed).
-fn place_host(root: &Path, dst_rel: &str, host: &Path, link: bool) -> WorkspaceResult<u64> {
-    let dst = checked_destination(root, dst_rel)?;
-    let meta = std::fs::metadata(host).map_err(|e| io_error(host.display(), e))?;
-    if link {
-        crate::fsutil::symlink(host, &dst).map_err(|e| io_error(dst_rel, e))?;
-        return Ok(if meta.is_file() { meta.len() } else { 0 });
-    }
-    if meta.is_file() {
-        return std::fs::copy(host, &dst).map_err(|e| io_error(dst_rel, e));
-    }
-    copy_tree(host, &dst)
+/// Where one input goes: a checked relative destination in a workspace.
+/// Everything is done through handles on the session folder: a folder on the
+/// way that is a link makes it fail, never redirects it (H2, H5).
+struct Place {
+    ws: Arc<Ws>,
+    rel: String,
+    limits: WorkspaceLimits,
+    owners: Vec<u32>,
 }
 
-fn copy_tree(src: &Path, dst: &Path) -> WorkspaceResult<u64> {
-    std::fs::create_dir_all(dst).map_err(|e| io_error(dst.display(), e))?;
-    let mut total = 0;
-    for entry in std::fs::read_dir(src)
-        .map_err(|e| io_error(src.display(), e))?
-        .flatten()
-    {
-        let Ok(ft) = entry.file_type() else { continue };
-        let to = dst.join(entry.file_name());
-        if ft.is_dir() {
-            total += copy_tree(&entry.path(), &to)?;
-        } else if ft.is_file() {
-            total += std::fs::copy(entry.path(), &to).map_err(|e| io_error(to.display(), e))?;
+impl Place {
+    /// The destination's folder (made when missing, handed to the sandbox's
+    /// user) and file name.
+    fn parent(&self) -> WorkspaceResult<(DirHandle, &str)> {
+        let (parent, name) = self.rel.rsplit_once('/').unwrap_or(("", &self.rel));
+        let dir = self
+            .ws
+            .dir
+            .walk_create(parent)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::InvalidInput => {
+                    io_error(format!("input destination {}", self.rel), e)
+                }
+                _ => {
+                    let err = walk_error(&format!("input destination {}", self.rel), e);
+                    if err.kind() == WorkspaceErrorKind::PathEscape {
+                        WorkspaceError::new(
+                            WorkspaceErrorKind::PathEscape,
+                            format!("input destination {} leads out of the workspace", self.rel),
+                        )
+                    } else {
+                        err
+                    }
+                }
+            })?;
+        Ok((dir, name))
+    }
+
+    /// The bytes one file may still take.
+    fn cap(&self) -> WorkspaceResult<u64> {
+        let usage = *lock(&self.ws.usage);
+        if usage.files_left(&self.limits) == 0 {
+            return Err(over_budget(&self.rel, &usage, &self.limits));
         }
-        if total > MAX_INPUT_BYTES {
-            return Err(WorkspaceError::new(
+        Ok(usage.bytes_left(&self.limits).min(MAX_INPUT_BYTES))
+    }
+
+    /// Writes what `src` gives to the destination, replacing what was there.
+    fn write(&self, src: &mut dyn Read) -> WorkspaceResult<u64> {
+        let cap = self.cap()?;
+        let (dir, name) = self.parent()?;
+        let written = dir
+            .replace_with(name, src, cap, 0o644)
+            .map_err(|e| self.write_error(e, cap))?;
+        lock(&self.ws.usage).add(written, 1);
+        Ok(written)
+    }
+
+    fn write_error(&self, e: std::io::Error, cap: u64) -> WorkspaceError {
+        if e.kind() == std::io::ErrorKind::FileTooLarge {
+            WorkspaceError::new(
                 WorkspaceErrorKind::TooLarge,
-                "host input larger than 1 GiB",
-            ));
+                format!(
+                    "input {} is larger than {cap} bytes (the input cap, or what is left of the \
+                     workspace's disk cap)",
+                    self.rel
+                ),
+            )
+        } else {
+            io_error(format!("writing {}", self.rel), e)
         }
     }
-    Ok(total)
+
+    /// Copies the regular file `rel` beneath `src` (the session, a staged
+    /// skill, an allowed host folder) to the destination (H3: read beneath,
+    /// never a FIFO; hard links only of `owners`, any when empty).
+    fn copy_from(&self, src: &DirHandle, rel: &str, owners: &[u32]) -> WorkspaceResult<u64> {
+        match src.open_regular_beneath(rel, owners) {
+            Ok(Ok((mut file, _))) => self.write(&mut file),
+            Ok(Err(Opened::Outside)) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::PathEscape,
+                format!("input {rel} leads out of its root"),
+            )),
+            Ok(Err(Opened::ForeignLink)) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::PathEscape,
+                format!("input {rel} is a hard link to a file of another user"),
+            )),
+            Ok(Err(_)) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::InvalidRequest,
+                format!("input {rel} is not a regular file"),
+            )),
+            Err(e) => Err(WorkspaceError::new(
+                WorkspaceErrorKind::NotFound,
+                format!("input {rel}: {e}"),
+            )),
+        }
+    }
+
+    /// Places the host file or folder `host` (canonical, below the allowed
+    /// folder `allowed`): read through a handle on `allowed`, so a link
+    /// swapped in on the host side cannot lead out of it either.
+    fn host(&self, allowed: &Path, host: &Path, link: bool) -> WorkspaceResult<u64> {
+        if link {
+            let (dir, name) = self.parent()?;
+            dir.symlink(host, name)
+                .map_err(|e| io_error(format!("linking {}", self.rel), e))?;
+            lock(&self.ws.usage).add(0, 1);
+            return Ok(std::fs::metadata(host)
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .map_or(0, |m| m.len()));
+        }
+        let src = DirHandle::open_path(allowed).map_err(|e| io_error(allowed.display(), e))?;
+        let rel = host
+            .strip_prefix(allowed)
+            .ok()
+            .and_then(Path::to_str)
+            .ok_or_else(|| {
+                WorkspaceError::new(
+                    WorkspaceErrorKind::InvalidRequest,
+                    format!("host input {} is not a UTF-8 path", host.display()),
+                )
+            })?
+            .to_owned();
+        let is_dir = src
+            .walk(&rel)
+            .ok()
+            .and_then(|d| d.meta().ok())
+            .is_some_and(|m| m.is_dir());
+        if !is_dir {
+            return self.copy_from(&src, &rel, &[]);
+        }
+        self.copy_tree(&src.walk(&rel).map_err(|e| io_error(host.display(), e))?)
+    }
+
+    /// Copies the folder `src` (links skipped) to the destination, replacing
+    /// what was there.
+    fn copy_tree(&self, src: &DirHandle) -> WorkspaceResult<u64> {
+        let (parent, name) = self.parent()?;
+        parent
+            .remove_tree(name)
+            .map_err(|e| io_error(&self.rel, e))?;
+        let dst = parent
+            .create_dir(name, 0o755)
+            .map_err(|e| io_error(&self.rel, e))?;
+        let mut entries = Vec::new();
+        let files_left =
+            usize::try_from(lock(&self.ws.usage).files_left(&self.limits)).unwrap_or(usize::MAX);
+        let end = src
+            .walk_tree("", files_left, &mut |e| {
+                entries.push((e.rel.to_owned(), e.meta));
+                true
+            })
+            .map_err(|e| io_error(&self.rel, e))?;
+        if end.stopped || end.too_deep {
+            return Err(over_budget(&self.rel, &lock(&self.ws.usage), &self.limits));
+        }
+        let mut total = 0u64;
+        for (rel, meta) in entries {
+            let shown = format!("{}/{rel}", self.rel);
+            if meta.is_dir() {
+                dst.walk_create(&rel).map_err(|e| walk_error(&shown, e))?;
+                lock(&self.ws.usage).add(0, 1);
+            } else if meta.is_file() {
+                let (p, n) = rel.rsplit_once('/').unwrap_or(("", &rel));
+                let dir = dst.walk(p).map_err(|e| walk_error(&shown, e))?;
+                let Ok(Ok((mut file, _))) = src.open_regular_beneath(&rel, &[]) else {
+                    continue;
+                };
+                let cap = self.cap()?.min(MAX_INPUT_BYTES.saturating_sub(total));
+                let written = dir
+                    .replace_with(n, &mut file, cap, 0o644)
+                    .map_err(|e| self.write_error(e, cap))?;
+                lock(&self.ws.usage).add(written, 1);
+                total += written;
+            }
+        }
+        Ok(total)
+    }
 }

@@ -7,7 +7,9 @@
 //! * [`SandboxRuntime`] runs the same commands inside bubblewrap (`bwrap`): new
 //!   user, PID, network, IPC and UTS namespaces, no capabilities, no network,
 //!   the system and the skill read-only, only the workspace writable.
-//! * [`CommandPolicy`] restricts commands to allowed programs, without a shell.
+//! * [`CommandPolicy`] restricts commands to allowed programs, without a
+//!   shell, following launchers (`env`, `xargs`, `find -exec`, …) and `#!`
+//!   lines to the programs they start.
 //! * [`ArtifactService`] stores files a run saves, with versions
 //!   ([`InMemoryArtifacts`], [`FsArtifacts`]).
 //!
@@ -28,8 +30,14 @@
 //!   at the end of a run the process group is killed and, when anything may
 //!   be left (a timeout, an output pipe still open), `/proc` is swept for the
 //!   marker, so children that called `setsid` or double-forked die too.
-//! * Output files are opened beneath the workspace by handle
-//!   (`openat2(RESOLVE_BENEATH)`); a link leading out is refused, never read.
+//! * The command is hostile (docs/exec.md, "Threat model"). Everything the
+//!   runtime does inside a workspace goes through a handle on the session
+//!   folder: writes never follow a link, reads stay beneath it
+//!   (`openat2(RESOLVE_BENEATH)`), only regular files are read, never
+//!   blocking on a FIFO; the runtime keeps no file of its own there.
+//! * Every workspace is bounded ([`WorkspaceLimits`]): a disk cap measured
+//!   during and after runs, output caps requests cannot raise, and a cap on
+//!   interactive sessions and their lifetime.
 //!
 //! ```no_run
 //! use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
@@ -44,6 +52,9 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(not(unix))]
+compile_error!("skills-exec needs a Unix system (Linux for the sandbox)");
+
 mod artifact;
 mod capture;
 mod collect;
@@ -52,7 +63,11 @@ mod exec;
 mod fsutil;
 mod inputs;
 mod kill;
+mod launchers;
+mod limits;
 mod policy;
+mod quota;
+mod root;
 mod runtime;
 mod sandbox;
 mod stage;
@@ -61,12 +76,23 @@ mod supervisor;
 
 pub use artifact::{Artifact, ArtifactService, FsArtifacts, InMemoryArtifacts};
 pub use capture::{DEFAULT_OUTPUT_CAP, cap_text};
+pub use limits::{
+    DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, DEFAULT_SHM_SIZE,
+    DEFAULT_TMP_SIZE, RunLimits,
+};
 pub use policy::{
     CommandPolicy, ENV_ALLOWED_COMMANDS, ENV_DENIED_COMMANDS, ParsedCommand, RISKY_ENV_VARS,
     is_risky_env_var, parse_command,
 };
+pub use quota::{
+    DEFAULT_MAX_EXEC_LIFETIME, DEFAULT_MAX_EXEC_SESSIONS, DEFAULT_MAX_EXEC_SESSIONS_TOTAL,
+    DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, WorkspaceLimits,
+};
+pub use root::private_root;
 pub use runtime::{LocalRuntime, RuntimeBuilder, SandboxRuntime};
-pub use sandbox::{BWRAP_PATHS, SandboxOptions, find_bwrap};
+pub use sandbox::{
+    BWRAP_PATHS, DEFAULT_SANDBOX_USER, HELPER_PATHS, SandboxOptions, find_bwrap, find_helper,
+};
 
 /// The examples in `docs/exec.md`, compiled as doc tests.
 #[cfg(doctest)]

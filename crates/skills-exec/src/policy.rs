@@ -1,11 +1,15 @@
 //! Command policy (F-EXE-7): allow and deny lists of programs. Under a policy
 //! a command is one program with arguments, run without a shell: shell syntax
 //! is refused, the program is resolved to a file (not matched by base name
-//! alone), and risky variables supplied with the request are dropped.
+//! alone), the programs it starts through launchers and `#!` lines are
+//! checked too (threat model H10, see [`crate::launchers`]), and risky
+//! variables supplied with the request are dropped.
 
 use std::path::{Path, PathBuf};
 
 use skills_core::{WorkspaceError, WorkspaceErrorKind};
+
+use crate::launchers::{Kind, Reading, classify, find_programs};
 
 /// The variable holding allowed programs (comma or space separated).
 pub const ENV_ALLOWED_COMMANDS: &str = "SKILLS_RUN_ALLOWED_COMMANDS";
@@ -162,8 +166,23 @@ pub fn parse_command(command: &str) -> Result<ParsedCommand, WorkspaceError> {
 /// Which programs runs may start.
 ///
 /// Unrestricted by default (commands run with `bash -c`). With an allow list,
-/// only listed programs run; with a deny list, listed programs never run; with
-/// either, commands run without a shell (see [`parse_command`]).
+/// only listed programs are started by the command; with a deny list, listed
+/// programs are never started by it; with either, commands run without a
+/// shell (see [`parse_command`]).
+///
+/// "Started by the command" covers the command's program, the programs the
+/// known launchers start (`env`, `xargs`, `nice`, `timeout`, `nohup`,
+/// `setsid`, `stdbuf`, `ionice`, `chrt`, `taskset`, `flock`, `time`,
+/// `watch -x`, `find -exec`, `busybox` applets), and the interpreter named
+/// by a script's `#!` line; every one of them must pass. Code given to an
+/// interpreter on its command line or standard input (`python3 -c`,
+/// `perl -e`, `node -e`, `bash -c`, an `awk` program, a shell without a
+/// script) is refused, and so are programs that change user, root or
+/// namespaces (`sudo`, `doas`, `su`, `chroot`, `unshare`, `script`, …).
+/// What the policy does not cover: what an allowed program does once it
+/// runs (a script file can start anything; `tar`, `git`, `make`, `sed`,
+/// editors and pagers can start programs), which is why an allow list of
+/// programs that start nothing else is the only strict setting.
 ///
 /// Entries are program names (`python3`, looked up on the runtime's own
 /// search path, never the request's) or absolute paths. A command's program is
@@ -281,46 +300,223 @@ impl CommandPolicy {
         is_executable(&canonical).then_some(canonical)
     }
 
-    /// Checks `command` (run in the host folder `cwd`) against the policy.
+    /// Checks `command` (run in the host folder `cwd`) against the policy,
+    /// following launchers to the programs they start (threat model H10):
+    /// every program of the chain must pass, and every one after the first
+    /// is replaced by its absolute path, so a launcher's own search path
+    /// cannot pick another file.
     pub(crate) fn check(&self, command: &str, cwd: &Path) -> Result<Resolved, WorkspaceError> {
         let parsed = parse_command(command)?;
-        let Some(program) = self.resolve(&parsed.program, cwd) else {
+        let mut words = Vec::with_capacity(parsed.args.len() + 1);
+        words.push(parsed.program);
+        words.extend(parsed.args);
+        let program = self.check_chain(command, &mut words, cwd, 0)?;
+        words.remove(0);
+        Ok(Resolved {
+            program,
+            args: words,
+        })
+    }
+
+    /// Checks the program `words[0]` and what it starts; returns its path.
+    fn check_chain(
+        &self,
+        command: &str,
+        words: &mut [String],
+        cwd: &Path,
+        depth: usize,
+    ) -> Result<PathBuf, WorkspaceError> {
+        if depth > MAX_CHAIN {
             return Err(refused(
                 command,
-                format!("program `{}` not found", parsed.program),
+                format!("more than {MAX_CHAIN} programs starting each other"),
             ));
+        }
+        let Some(typed) = words.first().cloned() else {
+            return Err(refused(command, "a launcher without a program"));
         };
+        let Some(program) = self.resolve(&typed, cwd) else {
+            return Err(refused(command, format!("program `{typed}` not found")));
+        };
+        self.check_program(command, &typed, &program)?;
+        // A script run directly starts the interpreter of its `#!` line:
+        // that program must pass too.
+        match shebang(&program) {
+            Ok(Some(mut line)) => {
+                self.check_chain(command, &mut line, cwd, depth + 1)?;
+            }
+            Ok(None) => {}
+            Err(why) => return Err(refused(command, format!("`{typed}`: {why}"))),
+        }
+        if depth > 0 {
+            let Some(path) = program.to_str() else {
+                return Err(refused(
+                    command,
+                    format!("`{typed}` has a path that is not UTF-8"),
+                ));
+            };
+            words[0] = path.to_owned();
+        }
+        let name = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let kind = match classify(name) {
+            Kind::Plain => classify(typed.rsplit('/').next().unwrap_or(&typed)),
+            kind => kind,
+        };
+        let code = |why: String| {
+            refused(
+                command,
+                format!("{why}: code the command policy cannot see (run a script file instead)"),
+            )
+        };
+        match kind {
+            Kind::Plain => {}
+            Kind::Refused(why) => {
+                return Err(refused(command, format!("`{typed}` is refused: {why}")));
+            }
+            Kind::Launcher(grammar) | Kind::Interpreter(grammar) => {
+                match grammar.read(&words[1..]) {
+                    Reading::Nothing | Reading::Script => {}
+                    Reading::Program(i) => {
+                        self.check_chain(command, &mut words[1 + i..], cwd, depth + 1)?;
+                    }
+                    Reading::Default(name) => {
+                        let Some(p) = self.resolve(name, Path::new("/")) else {
+                            return Err(refused(command, format!("program `{name}` not found")));
+                        };
+                        self.check_program(command, name, &p)?;
+                    }
+                    Reading::Code(why) => return Err(code(why)),
+                    Reading::Refused(why) => return Err(refused(command, why)),
+                }
+            }
+            Kind::Find => {
+                let started = find_programs(&words[1..]).map_err(|why| refused(command, why))?;
+                for (start, end) in started {
+                    self.check_chain(command, &mut words[1 + start..1 + end], cwd, depth + 1)?;
+                }
+            }
+            Kind::MultiCall => {
+                if let Some(applet) = words.get(1).cloned() {
+                    self.check_applet(command, &typed, &applet)?;
+                }
+            }
+        }
+        Ok(program)
+    }
+
+    /// Checks one program (`typed` as written, resolved to `program`)
+    /// against the lists.
+    fn check_program(
+        &self,
+        command: &str,
+        typed: &str,
+        program: &Path,
+    ) -> Result<(), WorkspaceError> {
         let base = program.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let typed_base = typed.rsplit('/').next().unwrap_or(typed);
         let denied = self.denied.iter().any(|d| {
             let d_base = d.rsplit('/').next().unwrap_or(d);
             d_base == base
-                || d_base == parsed.program
-                || self.resolve(d, Path::new("/")).as_deref() == Some(program.as_path())
+                || d_base == typed_base
+                || self.resolve(d, Path::new("/")).as_deref() == Some(program)
         });
         if denied {
-            return Err(refused(command, format!("`{}` is denied", parsed.program)));
+            return Err(refused(command, format!("`{typed}` is denied")));
         }
         if !self.allowed.is_empty()
             && !self
                 .allowed
                 .iter()
-                .any(|a| self.resolve(a, Path::new("/")).as_deref() == Some(program.as_path()))
+                .any(|a| self.resolve(a, Path::new("/")).as_deref() == Some(program))
         {
             return Err(refused(
                 command,
                 format!(
-                    "`{}` ({}) is not an allowed program (allowed: {})",
-                    parsed.program,
+                    "`{typed}` ({}) is not an allowed program (allowed: {})",
                     program.display(),
                     self.allowed.join(", ")
                 ),
             ));
         }
-        Ok(Resolved {
-            program,
-            args: parsed.args,
-        })
+        Ok(())
     }
+
+    /// Checks the program a multi-call binary acts as (`busybox rm`): by
+    /// name against the lists; one that starts other programs is refused.
+    fn check_applet(&self, command: &str, multi: &str, applet: &str) -> Result<(), WorkspaceError> {
+        if applet.starts_with('-') {
+            return Ok(());
+        }
+        let named = |list: &[String]| {
+            list.iter()
+                .any(|e| e.rsplit('/').next().unwrap_or(e) == applet)
+        };
+        if named(&self.denied) {
+            return Err(refused(
+                command,
+                format!("`{multi} {applet}`: `{applet}` is denied"),
+            ));
+        }
+        if !self.allowed.is_empty() && !named(&self.allowed) {
+            return Err(refused(
+                command,
+                format!("`{multi} {applet}`: `{applet}` is not an allowed program"),
+            ));
+        }
+        match classify(applet) {
+            Kind::Plain => Ok(()),
+            _ => Err(refused(
+                command,
+                format!(
+                    "`{multi} {applet}` starts other programs or runs code; not read under a command policy"
+                ),
+            )),
+        }
+    }
+}
+
+/// Most programs one command may chain through launchers.
+const MAX_CHAIN: usize = 8;
+/// Most bytes read of a program file to find its `#!` line (the kernel
+/// reads 256).
+const SHEBANG_BYTES: u64 = 256;
+
+/// The `#!` line of the program file `program` as the kernel runs it:
+/// the interpreter, its one optional argument, the script. `Ok(None)` when
+/// the file has none (or cannot be read as a regular file: then the kernel
+/// cannot run it either).
+fn shebang(program: &Path) -> Result<Option<Vec<String>>, String> {
+    use std::io::Read;
+    let Ok((file, _)) = crate::fsutil::open_regular(program) else {
+        return Ok(None);
+    };
+    let mut head = Vec::new();
+    if file.take(SHEBANG_BYTES).read_to_end(&mut head).is_err() {
+        return Ok(None);
+    }
+    let Some(line) = head.strip_prefix(b"#!") else {
+        return Ok(None);
+    };
+    let line = &line[..line.iter().position(|&b| b == b'\n').unwrap_or(line.len())];
+    let Some(line) = std::str::from_utf8(line).ok().map(str::trim) else {
+        return Err("its #! line is not UTF-8".to_owned());
+    };
+    let (interpreter, arg) = match line.split_once([' ', '\t']) {
+        Some((i, a)) => (i, a.trim()),
+        None => (line, ""),
+    };
+    if interpreter.is_empty() {
+        return Err("its #! line names no interpreter".to_owned());
+    }
+    let mut words = vec![interpreter.to_owned()];
+    if !arg.is_empty() {
+        words.push(arg.to_owned());
+    }
+    let Some(script) = program.to_str() else {
+        return Err("its path is not UTF-8".to_owned());
+    };
+    words.push(script.to_owned());
+    Ok(Some(words))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -388,6 +584,31 @@ mod tests {
         assert!(!is_risky_env_var("LANG"));
     }
 
+    // threat model: H10
+    #[test]
+    fn allow_lists_cover_every_program_of_a_chain() {
+        let root = Path::new("/");
+        let p = CommandPolicy::unrestricted().allow(["env", "echo", "xargs"]);
+        let ok = p.check("env -i echo hi", root).unwrap();
+        // The launched program is named by its absolute path.
+        assert!(ok.args[1].starts_with('/'), "{:?}", ok.args);
+        assert!(ok.args[1].ends_with("/echo"), "{:?}", ok.args);
+        assert!(p.check("env cat x", root).is_err());
+        assert!(p.check("xargs", root).is_ok(), "xargs runs echo, allowed");
+        assert!(p.check("xargs cat", root).is_err());
+        let only_xargs = CommandPolicy::unrestricted().allow(["xargs"]);
+        assert!(
+            only_xargs.check("xargs", root).is_err(),
+            "echo is not allowed"
+        );
+        let deep = format!("{}echo x", "env ".repeat(MAX_CHAIN + 2));
+        let e = CommandPolicy::unrestricted()
+            .deny(["rm"])
+            .check(&deep, root)
+            .unwrap_err();
+        assert!(e.message().contains("more than"), "{e}");
+    }
+
     #[test]
     fn resolves_programs() {
         let policy = CommandPolicy::unrestricted().allow(["echo"]);
@@ -399,7 +620,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fake = dir.path().join("echo");
         std::fs::write(&fake, "#!/bin/sh\n").unwrap();
-        crate::fsutil::set_mode(&fake, 0o755).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
         let err = policy.check("./echo hi", dir.path()).unwrap_err();
         assert_eq!(err.kind(), WorkspaceErrorKind::PolicyDenied);
         let deny = CommandPolicy::unrestricted().deny(["rm"]);

@@ -7,15 +7,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use skills_core::{
     Attachment, CleanupReport, ExecOutput, ExecRequest, InputSpec, RunRequest, RunResult,
-    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceErrorKind,
-    WorkspaceFile, WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
+    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile,
+    WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::artifact::ArtifactService;
 use crate::capture::DEFAULT_OUTPUT_CAP;
 use crate::engine::{Config, Engine, Launcher, find_bash};
-use crate::fsutil::io_error;
+use crate::fsutil::Owner;
+use crate::limits::{Enforcement, Kind, RunLimits};
 use crate::policy::CommandPolicy;
+use crate::quota::WorkspaceLimits;
 use crate::sandbox::{Sandbox, SandboxOptions};
 
 /// Default run timeout when the request gives none: 5 minutes.
@@ -35,6 +37,8 @@ pub struct RuntimeBuilder {
     provider: Option<Arc<dyn SkillProvider>>,
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
+    workspace_limits: WorkspaceLimits,
+    limits: RunLimits,
 }
 
 impl RuntimeBuilder {
@@ -49,6 +53,8 @@ impl RuntimeBuilder {
             provider: None,
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
+            workspace_limits: WorkspaceLimits::default(),
+            limits: RunLimits::default(),
         }
     }
 
@@ -90,7 +96,7 @@ impl RuntimeBuilder {
     /// Stages skills from `provider` on demand when a run names a skill that
     /// is not staged yet. Without a provider (the default), a run of a skill
     /// not staged in the session is refused with
-    /// [`WorkspaceErrorKind::SkillNotLoaded`].
+    /// [`WorkspaceErrorKind::SkillNotLoaded`](skills_core::WorkspaceErrorKind::SkillNotLoaded).
     #[must_use]
     pub fn stage_on_demand(mut self, provider: Arc<dyn SkillProvider>) -> Self {
         self.provider = Some(provider);
@@ -104,6 +110,15 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Sets the workspaces' limits: disk cap, caps requests are clamped to,
+    /// interactive sessions (default [`WorkspaceLimits::default`]; threat
+    /// model H7, H8, H9).
+    #[must_use]
+    pub fn workspace_limits(mut self, limits: WorkspaceLimits) -> Self {
+        self.workspace_limits = limits;
+        self
+    }
+
     /// Sets the sandbox options (used by [`build_sandbox`](Self::build_sandbox)).
     #[must_use]
     pub fn sandbox_options(mut self, options: SandboxOptions) -> Self {
@@ -111,19 +126,25 @@ impl RuntimeBuilder {
         self
     }
 
-    fn config(self, launcher: Launcher) -> Result<Config, WorkspaceError> {
-        std::fs::create_dir_all(&self.root)
-            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
-        let root = self
-            .root
-            .canonicalize()
-            .map_err(|e| io_error(format!("workspace root {}", self.root.display()), e))?;
-        if root.parent().is_none() {
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::InvalidRequest,
-                "the workspace root cannot be the file system root",
-            ));
-        }
+    /// Sets the limits of every run (default [`RunLimits::default`]: 512
+    /// processes, 2 GiB of memory, 1 GiB files, a 512 MiB `/tmp` and a
+    /// 64 MiB `/dev/shm` in the sandbox). See docs/exec.md, "Limits".
+    #[must_use]
+    pub fn limits(mut self, limits: RunLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    fn config(
+        self,
+        launcher: Launcher,
+        sandbox_owner: Option<Owner>,
+        enforcement: Arc<Enforcement>,
+    ) -> Result<Config, WorkspaceError> {
+        // Created private, or refused when another user could change it
+        // (threat model H1); traversable by the sandbox's user when it has
+        // one (it must reach its session folder to mount it).
+        let (root, root_dir) = crate::root::prepare_root(&self.root, sandbox_owner.is_some())?;
         let host_input_roots = self
             .host_input_roots
             .iter()
@@ -140,28 +161,63 @@ impl RuntimeBuilder {
             provider: self.provider,
             host_input_roots,
             bash: find_bash()?,
+            root_dir: Arc::new(root_dir),
+            sandbox_owner,
+            limits: self.workspace_limits,
+            enforcement,
         })
     }
 
     /// Builds a [`LocalRuntime`] (creates the workspace root).
     pub fn build(self) -> Result<LocalRuntime, WorkspaceError> {
-        let cfg = self.config(Launcher::Local)?;
+        let enforcement = Arc::new(Enforcement::new(self.limits.clone(), Kind::Local));
+        let cfg = self.config(Launcher::Local, None, enforcement)?;
         Ok(LocalRuntime {
             engine: Arc::new(Engine::new(cfg, "local")),
         })
     }
 
     /// Builds a [`SandboxRuntime`]: finds `bwrap` at a fixed system path and
-    /// checks once that it can create its namespaces here (blocking, a few
-    /// milliseconds). Fails with [`WorkspaceErrorKind::Unavailable`] when
-    /// bubblewrap is missing or user namespaces are off.
+    /// the sandbox helper ([`find_helper`](crate::find_helper)), and checks
+    /// what can be checked without starting them (blocking, no process
+    /// started: the first run starts the sandbox). Fails with
+    /// [`WorkspaceErrorKind::Unavailable`](skills_core::WorkspaceErrorKind::Unavailable)
+    /// when bubblewrap or the helper is
+    /// missing or user namespaces are off; a sandbox that still cannot
+    /// start makes the first run fail with the same kind and `bwrap`'s
+    /// reason.
     pub fn build_sandbox(self) -> Result<SandboxRuntime, WorkspaceError> {
-        let sandbox = Sandbox::probe(&self.sandbox)?;
-        let cfg = self.config(Launcher::Sandbox(sandbox))?;
+        let sandbox = Sandbox::new(&self.sandbox, self.limits.clone())?;
+        let owner = sandbox_owner(&sandbox);
+        let enforcement = Arc::clone(&sandbox.enforcement);
+        let cfg = self.config(Launcher::Sandbox(Box::new(sandbox)), owner, enforcement)?;
+        if let Some(owner) = owner {
+            // `bwrap` runs as the sandbox user and mounts workspaces by
+            // name: it must be able to reach the root.
+            crate::sandbox::check_reachable(
+                &cfg.root.join("x"),
+                crate::sandbox::SandboxOwner {
+                    uid: owner.uid,
+                    gid: owner.gid,
+                },
+            )?;
+        }
         Ok(SandboxRuntime {
             engine: Arc::new(Engine::new(cfg, "sandbox")),
         })
     }
+}
+
+/// The host user the sandbox's commands run as, who gets the folders a
+/// command may write (threat model H6): set by the sandbox side when the
+/// runtime runs as root and the sandbox runs as an unprivileged host user
+/// (contract decision 2); `None` while commands keep the runtime's own host
+/// user.
+fn sandbox_owner(sandbox: &Sandbox) -> Option<Owner> {
+    sandbox.owner().map(|o| Owner {
+        uid: o.uid,
+        gid: o.gid,
+    })
 }
 
 /// Runs skill commands as local processes, one workspace per session under a

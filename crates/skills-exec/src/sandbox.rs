@@ -1,31 +1,65 @@
-//! The bubblewrap sandbox (F-EXE-8): finding `bwrap`, checking that it works
-//! here, and the arguments that confine one command.
+//! The bubblewrap sandbox (F-EXE-8): finding `bwrap` and the helper,
+//! checking what the sandbox needs here, and the `bwrap` command lines.
 //!
-//! What a sandboxed command gets: new user, PID, network, IPC, UTS (and, when
-//! available, cgroup) namespaces; no capabilities; a new terminal session (no
-//! `TIOCSTI` into the caller's terminal); only a loopback network; the system
-//! folders (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, `/opt`) read-only; a
-//! private `/tmp`, `/proc` and `/dev`; no home folder (only paths allowed with
-//! [`SandboxOptions::allow_read`], read-only); the session's workspace
+//! What a sandboxed command gets: new user, PID, network, IPC, UTS (and,
+//! when available, cgroup) namespaces; no capabilities; a new terminal
+//! session (no `TIOCSTI` into the caller's terminal); only a loopback
+//! network; the system folders (`/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`,
+//! `/opt`) read-only; a private `/tmp` and `/dev/shm` of a fixed size, its
+//! own `/proc` and a read-only `/dev`; no home folder (only paths allowed
+//! with [`SandboxOptions::allow_read`], read-only); the session's workspace
 //! writable except its staged skills (read-only, their `.venv/` writable);
-//! nothing else of the host. `bwrap` dies with its parent, and everything in
-//! the PID namespace dies with `bwrap`. Runs normally share one `bwrap` per
-//! workspace, each in a PID namespace of its own (see [`crate::supervisor`]).
+//! nothing else of the host. Inside, the helper ([`skills_sandbox`]) runs
+//! every command as a PID namespace's PID 2 under a seccomp filter,
+//! landlock and the run's limits.
+//!
+//! **Never host root** (threat model: the command is hostile). When the
+//! runtime runs as root, `bwrap` is started as an unprivileged user
+//! ([`SandboxOptions::sandbox_user`], 65534 `nobody` by default), with no
+//! supplementary groups: its user namespace then maps that user, so a
+//! command is that host user, never host root, and `/proc/sys`, the
+//! hostname and root's files are out of its reach as they are for any
+//! unprivileged user. Runs normally share one `bwrap` per workspace, each
+//! in a slot of its own (see [`crate::supervisor`]).
 
 use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use skills_core::{SKILLS_SUBDIR, WorkspaceError, WorkspaceErrorKind};
+use skills_sandbox::protocol::HelperConfig;
 
 use crate::fsutil::is_within;
+use crate::limits::{Enforcement, Kind, RunLimits};
 
 /// Where `bwrap` is looked for, in order. Never on `PATH`: a fake `bwrap` put
 /// early on `PATH` is never run.
 pub const BWRAP_PATHS: [&str; 2] = ["/usr/bin/bwrap", "/bin/bwrap"];
 
+/// Where the helper binary is looked for after the configured path, the
+/// current executable (when it called [`skills_sandbox::run_if_helper`])
+/// and the folder of the current executable.
+pub const HELPER_PATHS: [&str; 2] = ["/usr/local/bin/skills-sandbox", "/usr/bin/skills-sandbox"];
+
+/// The host user a sandbox runs as when the runtime runs as root:
+/// `nobody`, which owns no file, and which every system defines (so tools
+/// inside that look up the current user, such as `git` or `whoami`, still
+/// work).
+pub const DEFAULT_SANDBOX_USER: (u32, u32) = (65534, 65534);
+
+/// The sandbox's host name.
+pub(crate) const HOSTNAME: &str = "skills-sandbox";
+
 /// System folders mounted read-only (when present).
 const SYSTEM_DIRS: [&str; 9] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt",
+];
+
+/// The sysctls that can keep user namespaces from unprivileged users.
+const USERNS_SYSCTLS: [(&str, &str); 2] = [
+    ("/proc/sys/kernel/unprivileged_userns_clone", "0"),
+    ("/proc/sys/user/max_user_namespaces", "0"),
 ];
 
 /// Finds `bwrap` at one of [`BWRAP_PATHS`]: a regular file, owned by root and
@@ -58,6 +92,67 @@ pub fn find_bwrap() -> Result<PathBuf, WorkspaceError> {
     ))
 }
 
+/// Finds the sandbox helper: `configured` when given, else the current
+/// executable when it called [`skills_sandbox::run_if_helper`], else
+/// `skills-sandbox` next to the current executable (or one folder up from
+/// a cargo test binary in `deps/`), else one of [`HELPER_PATHS`]. The file must be a regular file writable only by its
+/// owner, who is root or the runtime's user.
+pub fn find_helper(configured: Option<&Path>) -> Result<PathBuf, WorkspaceError> {
+    let exe = std::env::current_exe().ok();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = configured {
+        candidates.push(p.to_path_buf());
+    } else {
+        if skills_sandbox::current_exe_is_helper()
+            && let Some(e) = &exe
+        {
+            candidates.push(e.clone());
+        }
+        if let Some(dir) = exe.as_deref().and_then(Path::parent) {
+            candidates.push(dir.join(skills_sandbox::HELPER_BINARY));
+            // A cargo test or bench binary lives in `target/<profile>/deps`,
+            // the binaries one folder up.
+            if dir.file_name().is_some_and(|n| n == "deps")
+                && let Some(up) = dir.parent()
+            {
+                candidates.push(up.join(skills_sandbox::HELPER_BINARY));
+            }
+        }
+        candidates.extend(HELPER_PATHS.iter().map(PathBuf::from));
+    }
+    for c in &candidates {
+        let Ok(meta) = std::fs::metadata(c) else {
+            continue;
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let me = rustix::process::geteuid().as_raw();
+            if !meta.is_file() || (meta.uid() != 0 && meta.uid() != me) || meta.mode() & 0o022 != 0
+            {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::Unavailable,
+                    format!(
+                        "the sandbox helper {} is not a file writable only by its owner (root or this user); refusing to use it",
+                        c.display()
+                    ),
+                ));
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = meta;
+        return Ok(c.clone());
+    }
+    let looked: Vec<String> = candidates.iter().map(|c| c.display().to_string()).collect();
+    Err(WorkspaceError::new(
+        WorkspaceErrorKind::Unavailable,
+        format!(
+            "the sandbox helper `skills-sandbox` was not found (looked at {}); install it next to this program or at /usr/local/bin, set SandboxOptions::helper, or call skills_sandbox::run_if_helper() first thing in main",
+            looked.join(", ")
+        ),
+    ))
+}
+
 /// Options of the sandbox.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -70,10 +165,16 @@ pub struct SandboxOptions {
     pub path_prepend: Vec<String>,
     /// Starts one `bwrap` for every run instead of one per workspace shared
     /// by the session's runs: full isolation between the runs of a session
-    /// (their own loopback network, hostname, `/proc`) at several times the
-    /// cost of a run (see docs/exec.md, "One sandbox per workspace").
+    /// (their own loopback network and `/proc`) at several times the cost
+    /// of a run (see docs/exec.md, "One sandbox per workspace").
     /// Default `false`.
     pub sandbox_per_run: bool,
+    /// The helper binary (default: see [`find_helper`]).
+    pub helper: Option<PathBuf>,
+    /// The host user and group the sandbox runs as when the runtime runs
+    /// as root (default [`DEFAULT_SANDBOX_USER`]; never 0). A runtime that
+    /// is not root runs the sandbox as itself.
+    pub sandbox_user: Option<(u32, u32)>,
 }
 
 impl SandboxOptions {
@@ -103,29 +204,70 @@ impl SandboxOptions {
         self.sandbox_per_run = per_run;
         self
     }
+
+    /// Uses this helper binary.
+    #[must_use]
+    pub fn helper(mut self, path: impl Into<PathBuf>) -> Self {
+        self.helper = Some(path.into());
+        self
+    }
+
+    /// Runs the sandbox as this host user and group when the runtime runs
+    /// as root (see the field of the same name).
+    #[must_use]
+    pub fn sandbox_user(mut self, uid: u32, gid: u32) -> Self {
+        self.sandbox_user = Some((uid, gid));
+        self
+    }
 }
 
-/// A checked, working bubblewrap.
+/// The owner of what a sandboxed command may write, when it is not the
+/// runtime's user (the runtime runs as root).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SandboxOwner {
+    pub(crate) uid: u32,
+    pub(crate) gid: u32,
+}
+
+/// A checked bubblewrap and helper.
 #[derive(Debug, Clone)]
 pub(crate) struct Sandbox {
     bwrap: PathBuf,
+    helper: PathBuf,
     allow_read: Vec<PathBuf>,
     path: String,
-    /// The arguments every run shares (namespaces, system mounts), computed
-    /// once.
+    /// The arguments every sandbox shares (namespaces, system mounts),
+    /// computed once.
     base: Vec<OsString>,
-    /// Set when a PID namespace can be nested inside the sandbox: runs then
-    /// go through one long-lived `bwrap` per workspace (see
-    /// [`crate::supervisor`]); otherwise each run starts its own.
-    #[cfg(unix)]
-    helpers: Option<crate::supervisor::Helpers>,
+    per_run: bool,
+    /// The host user of the sandbox when the runtime is root.
+    owner: Option<SandboxOwner>,
+    /// How the helper confines commands (the writable workspace is added
+    /// per sandbox).
+    helper_config: HelperConfig,
+    pub(crate) enforcement: Arc<Enforcement>,
 }
 
 impl Sandbox {
-    /// Finds `bwrap` and checks that it can create its namespaces here
-    /// (blocking: runs `bwrap … true` once).
-    pub(crate) fn probe(options: &SandboxOptions) -> Result<Self, WorkspaceError> {
+    /// Finds `bwrap` and the helper and checks what can be checked without
+    /// starting them (blocking: a few `stat`s and `/proc` reads). A sandbox
+    /// that cannot start is reported by the first run that tries.
+    pub(crate) fn new(options: &SandboxOptions, limits: RunLimits) -> Result<Self, WorkspaceError> {
         let bwrap = find_bwrap()?;
+        let helper = find_helper(options.helper.as_deref())?;
+        check_user_namespaces()?;
+        let owner = if rustix::process::geteuid().is_root() {
+            let (uid, gid) = options.sandbox_user.unwrap_or(DEFAULT_SANDBOX_USER);
+            if uid == 0 || gid == 0 {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::InvalidRequest,
+                    "the sandbox user cannot be root (uid or gid 0)",
+                ));
+            }
+            Some(SandboxOwner { uid, gid })
+        } else {
+            None
+        };
         let mut allow_read = Vec::new();
         for p in &options.allow_read {
             let c = p.canonicalize().map_err(|e| {
@@ -134,6 +276,9 @@ impl Sandbox {
                     format!("allowed read path {}: {e}", p.display()),
                 )
             })?;
+            if let Some(o) = owner {
+                check_reachable(&c, o)?;
+            }
             allow_read.push(c);
         }
         let mut path: Vec<String> = options.path_prepend.clone();
@@ -155,74 +300,38 @@ impl Sandbox {
             .iter()
             .map(|s| (*s).to_owned()),
         );
+        let enforcement = Arc::new(Enforcement::new(limits, Kind::Sandbox));
+        let helper_config = HelperConfig {
+            tmp_size: enforcement.limits.tmp_size,
+            shm_size: enforcement.limits.shm_size,
+            rlimits: enforcement.rlimits.clone(),
+            seccomp: true,
+            landlock: true,
+            writable: Vec::new(),
+        };
         let mut sandbox = Sandbox {
             bwrap,
+            helper,
             allow_read,
             path: path.join(":"),
             base: Vec::new(),
-            #[cfg(unix)]
-            helpers: None,
+            per_run: options.sandbox_per_run,
+            owner,
+            helper_config,
+            enforcement,
         };
         sandbox.base = sandbox.base_args();
-        let mut args = sandbox.base.clone();
-        args.push("--".into());
-        args.push("/bin/sh".into());
-        args.push("-c".into());
-        args.push("exit 0".into());
-        let out = std::process::Command::new(&sandbox.bwrap)
-            .args(&args)
-            .env_clear()
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|e| {
-                WorkspaceError::new(
-                    WorkspaceErrorKind::Unavailable,
-                    format!("could not start {}: {e}", sandbox.bwrap.display()),
-                )
-            })?;
-        if !out.status.success() {
-            return Err(WorkspaceError::new(
-                WorkspaceErrorKind::Unavailable,
-                format!(
-                    "bubblewrap cannot create its namespaces here ({}); user namespaces may be off (sysctl kernel.unprivileged_userns_clone, user.max_user_namespaces, or an AppArmor restriction)",
-                    String::from_utf8_lossy(&out.stderr).trim()
-                ),
-            ));
-        }
-        #[cfg(unix)]
-        if !options.sandbox_per_run {
-            sandbox.helpers =
-                crate::supervisor::helpers().filter(|h| crate::supervisor::probe(&sandbox, h));
-            if sandbox.helpers.is_none() {
-                tracing::warn!(
-                    "one sandbox per workspace is not possible here (no nestable user namespace, no perl at /usr/bin/perl, or not x86-64/aarch64); every run starts its own bwrap"
-                );
-            }
-        }
         Ok(sandbox)
     }
 
-    /// The arguments of the long-lived sandbox: the base ones, and when the
-    /// runtime runs as root, a sandbox user other than root (65534): mapping
-    /// root into the runs' nested user namespaces would need `CAP_SETFCAP`,
-    /// which the sandbox does not have, and an unmapped user cannot create
-    /// files in a run's private `/tmp`.
-    #[cfg(unix)]
-    pub(crate) fn supervisor_base(&self) -> Vec<OsString> {
-        let mut a = self.base.clone();
-        if rustix::process::geteuid().is_root() {
-            for p in ["--uid", "65534", "--gid", "65534"] {
-                a.push(p.into());
-            }
-        }
-        a
+    /// `true` when every run starts its own `bwrap`.
+    pub(crate) fn per_run(&self) -> bool {
+        self.per_run
     }
 
-    /// The supervisor's helpers, when runs can share one `bwrap` per
-    /// workspace.
-    #[cfg(unix)]
-    pub(crate) fn helpers(&self) -> Option<crate::supervisor::Helpers> {
-        self.helpers.clone()
+    /// The owner of what commands write, when the runtime is root.
+    pub(crate) fn owner(&self) -> Option<SandboxOwner> {
+        self.owner
     }
 
     /// The `PATH` inside the sandbox.
@@ -230,12 +339,8 @@ impl Sandbox {
         &self.path
     }
 
-    /// The `bwrap` binary.
-    pub(crate) fn program(&self) -> &Path {
-        &self.bwrap
-    }
-
     fn base_args(&self) -> Vec<OsString> {
+        let limits = &self.enforcement.limits;
         let mut a: Vec<OsString> = [
             "--die-with-parent",
             "--new-session",
@@ -248,7 +353,7 @@ impl Sandbox {
             "--cap-drop",
             "ALL",
             "--hostname",
-            "skills-sandbox",
+            HOSTNAME,
         ]
         .iter()
         .map(OsString::from)
@@ -271,9 +376,23 @@ impl Sandbox {
                 _ => {}
             }
         }
-        for p in ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"] {
-            a.push(p.into());
+        a.push("--proc".into());
+        a.push("/proc".into());
+        a.push("--dev".into());
+        a.push("/dev".into());
+        // Sized temporary folders (a slot mounts its own over them, of the
+        // same sizes), then `/dev` itself read-only: nothing can be stored
+        // there beside the device files.
+        for (size, dest) in [(limits.shm_size, "/dev/shm"), (limits.tmp_size, "/tmp")] {
+            if size > 0 {
+                a.push("--size".into());
+                a.push(size.to_string().into());
+            }
+            a.push("--tmpfs".into());
+            a.push(dest.into());
         }
+        a.push("--remount-ro".into());
+        a.push("/dev".into());
         for p in &self.allow_read {
             a.push("--ro-bind".into());
             a.push(p.clone().into_os_string());
@@ -282,29 +401,10 @@ impl Sandbox {
         a
     }
 
-    /// The `bwrap` arguments that run `program args` in `cwd` with only the
+    /// The `bwrap` arguments up to the program: the base ones, the
     /// workspace `ws_root` writable (its `skills/` read-only except each
-    /// skill's `.venv/`).
-    pub(crate) fn args(
-        &self,
-        ws_root: &Path,
-        cwd: &Path,
-        program: &Path,
-        args: &[String],
-    ) -> Result<Vec<OsString>, WorkspaceError> {
-        self.args_from(self.base.clone(), ws_root, cwd, program, args)
-    }
-
-    /// [`Sandbox::args`] on top of `base` (the base arguments, or those of
-    /// the long-lived sandbox).
-    pub(crate) fn args_from(
-        &self,
-        base: Vec<OsString>,
-        ws_root: &Path,
-        cwd: &Path,
-        program: &Path,
-        args: &[String],
-    ) -> Result<Vec<OsString>, WorkspaceError> {
+    /// skill's `.venv/`), the working folder.
+    fn args_for(&self, ws_root: &Path, cwd: &Path) -> Result<Vec<OsString>, WorkspaceError> {
         for dir in SYSTEM_DIRS.iter().map(Path::new).chain([Path::new("/")]) {
             if is_within(ws_root, dir) {
                 return Err(WorkspaceError::new(
@@ -317,7 +417,10 @@ impl Sandbox {
                 ));
             }
         }
-        let mut a = base;
+        if let Some(o) = self.owner {
+            check_reachable(ws_root, o)?;
+        }
+        let mut a = self.base.clone();
         a.push("--bind".into());
         a.push(ws_root.into());
         a.push(ws_root.into());
@@ -325,21 +428,203 @@ impl Sandbox {
         a.push("--ro-bind".into());
         a.push(skills.clone().into());
         a.push(skills.clone().into());
-        if let Ok(entries) = std::fs::read_dir(&skills) {
-            for entry in entries.flatten() {
-                let venv = entry.path().join(".venv");
-                if std::fs::symlink_metadata(&venv).is_ok_and(|m| m.is_dir()) {
-                    a.push("--bind".into());
-                    a.push(venv.clone().into());
-                    a.push(venv.into());
-                }
-            }
+        for (venv, _) in crate::supervisor::venvs(ws_root) {
+            a.push("--bind".into());
+            a.push(venv.clone().into());
+            a.push(venv.into());
         }
         a.push("--chdir".into());
         a.push(cwd.into());
+        Ok(a)
+    }
+
+    /// The helper's configuration for a workspace.
+    fn helper_config(&self, ws_root: &Path) -> HelperConfig {
+        use std::os::unix::ffi::OsStrExt;
+        let mut cfg = self.helper_config.clone();
+        cfg.writable = vec![ws_root.as_os_str().as_bytes().to_vec()];
+        cfg
+    }
+
+    /// The command that starts the workspace's supervisor: `bwrap` with the
+    /// helper in supervisor mode, run as the sandbox user when the runtime
+    /// is root. Blocking (opens the helper, checks paths).
+    pub(crate) fn supervisor_command(
+        &self,
+        ws_root: &Path,
+    ) -> Result<std::process::Command, WorkspaceError> {
+        let mut setup = skills_sandbox::ChildSetup::new();
+        setup.close_inherited();
+        let helper = self.open_helper()?;
+        let fd = setup.inherit(helper);
+        let mut args = self.args_for(ws_root, ws_root)?;
+        args.push("--".into());
+        args.push(format!("/proc/self/fd/{fd}").into());
+        args.push(skills_sandbox::HELPER_ARG.into());
+        args.push(skills_sandbox::MODE_SUPERVISE.into());
+        args.push(self.helper_config(ws_root).to_arg().into());
+        let mut cmd = std::process::Command::new(&self.bwrap);
+        cmd.args(&args).env_clear();
+        self.as_sandbox_user(&mut cmd);
+        setup.install(&mut cmd);
+        Ok(cmd)
+    }
+
+    /// The command that runs `program args` in a `bwrap` of its own, the
+    /// helper as its init: in `cwd`, reporting on `status` when given,
+    /// joining `cgroups`. The caller sets the environment and standard
+    /// streams. Blocking.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn per_run_command(
+        &self,
+        ws_root: &Path,
+        cwd: &Path,
+        program: &Path,
+        args: &[OsString],
+        status: Option<OwnedFd>,
+        cgroups: Vec<OwnedFd>,
+        file_size: u64,
+    ) -> Result<std::process::Command, WorkspaceError> {
+        let mut setup = skills_sandbox::ChildSetup::new();
+        setup.close_inherited();
+        let fd = setup.inherit(self.open_helper()?);
+        let mut a = self.args_for(ws_root, cwd)?;
+        let mut config = self.helper_config(ws_root);
+        skills_sandbox::protocol::lower_file_size(&mut config.rlimits, file_size);
+        a.push("--as-pid-1".into());
+        a.push("--".into());
+        a.push(format!("/proc/self/fd/{fd}").into());
+        a.push(skills_sandbox::HELPER_ARG.into());
+        a.push(skills_sandbox::MODE_RUN.into());
+        a.push(config.to_arg().into());
+        if let Some(s) = status {
+            a.push("--status-fd".into());
+            a.push(setup.inherit(s).to_string().into());
+        }
+        for c in cgroups {
+            a.push("--cgroup-fd".into());
+            a.push(setup.inherit(c).to_string().into());
+        }
         a.push("--".into());
         a.push(program.into());
-        a.extend(args.iter().map(OsString::from));
-        Ok(a)
+        a.extend(args.iter().cloned());
+        let mut cmd = std::process::Command::new(&self.bwrap);
+        cmd.args(&a);
+        self.as_sandbox_user(&mut cmd);
+        setup.install(&mut cmd);
+        Ok(cmd)
+    }
+
+    /// Starts `cmd` as the sandbox user when the runtime is root (std
+    /// clears the supplementary groups then).
+    fn as_sandbox_user(&self, cmd: &mut std::process::Command) {
+        #[cfg(unix)]
+        if let Some(o) = self.owner {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(o.uid).gid(o.gid);
+        }
+    }
+
+    /// The helper binary, opened for `bwrap` to execute through
+    /// `/proc/self/fd` (it need not be visible inside, nor reachable by the
+    /// sandbox user).
+    fn open_helper(&self) -> Result<OwnedFd, WorkspaceError> {
+        let f = std::fs::File::open(&self.helper).map_err(|e| {
+            WorkspaceError::new(
+                WorkspaceErrorKind::Unavailable,
+                format!("the sandbox helper {}: {e}", self.helper.display()),
+            )
+        })?;
+        Ok(OwnedFd::from(f))
+    }
+}
+
+/// Fails when user namespaces are off for unprivileged users here.
+fn check_user_namespaces() -> Result<(), WorkspaceError> {
+    for (path, off) in USERNS_SYSCTLS {
+        if std::fs::read_to_string(path).is_ok_and(|v| v.trim() == off) {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::Unavailable,
+                format!(
+                    "user namespaces are off for unprivileged users here ({path} is {off}); the sandbox needs them"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Fails unless the sandbox user can reach `path`: every folder above it
+/// must let that user pass (`bwrap` runs as that user and mounts `path` by
+/// name).
+pub(crate) fn check_reachable(path: &Path, owner: SandboxOwner) -> Result<(), WorkspaceError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mut dir = path.parent();
+        while let Some(d) = dir {
+            let Ok(m) = std::fs::metadata(d) else {
+                dir = d.parent();
+                continue;
+            };
+            let bit = if m.uid() == owner.uid {
+                0o100
+            } else if m.gid() == owner.gid {
+                0o010
+            } else {
+                0o001
+            };
+            if m.mode() & bit == 0 {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::Unavailable,
+                    format!(
+                        "the sandbox runs as user {} (the runtime is root), who cannot reach {}: {} is not traversable for it (mode {:o}); make it traversable (chmod o+x) or choose another folder",
+                        owner.uid,
+                        path.display(),
+                        d.display(),
+                        m.mode() & 0o7777
+                    ),
+                ));
+            }
+            dir = d.parent();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, owner);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn unreachable_folders_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = dir.path().join("a/b");
+        std::fs::create_dir_all(&inner).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path().join("a"), std::fs::Permissions::from_mode(0o700))
+            .unwrap();
+        let owner = SandboxOwner {
+            uid: 65534,
+            gid: 65534,
+        };
+        // Owned by this user, not by 65534: the "other" bits count.
+        let e = check_reachable(&inner, owner).unwrap_err();
+        assert_eq!(e.kind(), WorkspaceErrorKind::Unavailable);
+        assert!(e.to_string().contains("/a"), "{e}");
+        std::fs::set_permissions(dir.path().join("a"), std::fs::Permissions::from_mode(0o711))
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        check_reachable(&inner, owner).unwrap();
+    }
+
+    #[test]
+    fn a_missing_helper_is_explained() {
+        let e = find_helper(Some(Path::new("/nonexistent/skills-sandbox"))).unwrap_err();
+        assert_eq!(e.kind(), WorkspaceErrorKind::Unavailable);
+        assert!(e.to_string().contains("run_if_helper"), "{e}");
     }
 }

@@ -6,9 +6,15 @@
 mod common;
 #[path = "suite/exec.rs"]
 mod exec;
+#[path = "suite/hostile.rs"]
+mod hostile;
+#[path = "suite/limits.rs"]
+mod limits;
 #[path = "suite/local.rs"]
 mod local;
 #[path = "suite/policy.rs"]
 mod policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/workspace_limits.rs"]
+mod workspace_limits;

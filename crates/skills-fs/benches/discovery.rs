@@ -4,7 +4,9 @@
 //! Targets: cold `FsProvider::new` + `list` ≤ 100 ms; warm `list` inside the
 //! cooldown ≤ 10 µs; `get` of a cached skill ≤ 50 µs. The staleness check after
 //! the cooldown (nothing changed) is reported next to a baseline of the same
-//! number of bare `std::fs::metadata` calls.
+//! number of bare `std::fs::metadata` calls. The cold scan and the check are
+//! also measured without the search for nested skills
+//! (`with_nested_skills(false)`), the cost of that search in the same run.
 //!
 //! The tree is generated once (1–8 KB bodies, `references/guide.md` and
 //! `scripts/run.sh` per skill), then the bench waits 2.1 s so that no stat is
@@ -62,6 +64,15 @@ fn bench(c: &mut Criterion) {
             black_box(catalog)
         });
     });
+    group.bench_function("cold_new_and_list_without_nested", |b| {
+        let options = FsOptions::default().with_nested_skills(false);
+        b.iter(|| {
+            let provider = FsProvider::new([root.clone()], options.clone());
+            let catalog = pollster::block_on(provider.list()).expect("list");
+            assert_eq!(catalog.len(), SKILLS);
+            black_box(catalog)
+        });
+    });
     group.sample_size(100);
 
     let warm = provider(&root, FsOptions::default());
@@ -84,6 +95,15 @@ fn bench(c: &mut Criterion) {
     let checking = provider(&root, FsOptions::default().with_cooldown(Duration::ZERO));
     group.bench_function("staleness_check_unchanged", |b| {
         b.iter(|| black_box(pollster::block_on(checking.list()).expect("list")));
+    });
+    let flat = provider(
+        &root,
+        FsOptions::default()
+            .with_cooldown(Duration::ZERO)
+            .with_nested_skills(false),
+    );
+    group.bench_function("staleness_check_unchanged_without_nested", |b| {
+        b.iter(|| black_box(pollster::block_on(flat.list()).expect("list")));
     });
 
     let name = "skill-1500";

@@ -8,8 +8,19 @@
 //!   dependency folders: `.git`, `node_modules`, `target`, … see
 //!   [`DEFAULT_SKIP_DIRS`](crate::options::DEFAULT_SKIP_DIRS)) are not searched;
 //!   other dot folders are (vendor libraries keep skills in `.curated/`,
-//!   `.system/`, `.experimental/`). A skill folder is not searched further (its
-//!   subfolders are its resources).
+//!   `.system/`, `.experimental/`).
+//! * A skill folder's subfolders are its files, and may hold skills of their
+//!   own (`acme/billing/refunds/SKILL.md` inside `acme/billing/`): with
+//!   [`FsOptions::nested_skills`] (the default) they are searched too, within
+//!   the same depth and folder limits, and each nested skill is listed on its
+//!   own while its files stay in the enclosing skill's listing (as in rmcp's
+//!   folder catalog). Inside a skill folder only real folders are searched
+//!   (no symlinks, no dot folders, none of [`FsOptions::skip_dirs`]), and
+//!   nothing there is counted or warned about: those folders are files of the
+//!   skill, not a library.
+//! * Every skill records its path below its root (`acme/billing`) as
+//!   [`SkillMetadata::path`](skills_core::SkillMetadata::path); a root that
+//!   is itself a skill folder has its folder name as the path.
 //! * Every folder not searched is counted, one warning per reason: by name
 //!   (`dirs-skipped`), at the depth limit or after the folder limit
 //!   (`discovery-limit`). A folder whose name is not UTF-8 gets a `name-not-utf8`
@@ -26,6 +37,7 @@
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
@@ -42,6 +54,10 @@ use crate::vfs::{FileKind, FileStat, Vfs};
 pub struct DiscoveredSkill {
     /// The skill folder.
     pub dir: PathBuf,
+    /// The folder's path below its root, `/`-separated (`acme/billing`);
+    /// `None` for a folder loaded on its own. Also set as the parsed
+    /// metadata's [`path`](skills_core::SkillMetadata::path).
+    pub path: Option<String>,
     /// Its `SKILL.md` (or `skill.md`), when there is one.
     pub skill_md: Option<PathBuf>,
     /// The parsed skill, when it is usable in the chosen mode.
@@ -146,9 +162,14 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         walk.root(root);
     }
     walk.report_skipped();
-    let loaded = load_all(vfs, options, std::mem::take(&mut walk.pending));
+    let pending = std::mem::take(&mut walk.pending);
+    let loaded = load_all(vfs, options, &pending);
     let mut skill_mds = Vec::with_capacity(loaded.len());
-    for (skill, stamp) in loaded {
+    for ((mut skill, stamp), found) in loaded.into_iter().zip(pending) {
+        if let Some(document) = &mut skill.document {
+            document.metadata.path = Some(found.path.clone());
+        }
+        skill.path = Some(found.path);
         walk.out.skills.push(skill);
         skill_mds.push(stamp);
     }
@@ -167,6 +188,8 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
 /// A skill folder the walk found, to be read and parsed.
 struct Pending {
     dir: PathBuf,
+    /// Below its root, `/`-separated.
+    path: String,
     md: PathBuf,
     stat: Option<FileStat>,
 }
@@ -177,9 +200,9 @@ struct Pending {
 fn load_all(
     vfs: &dyn Vfs,
     options: &FsOptions,
-    pending: Vec<Pending>,
+    pending: &[Pending],
 ) -> Vec<(DiscoveredSkill, Stamp)> {
-    crate::parallel::map(&pending, |p| {
+    crate::parallel::map(pending, |p| {
         load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options)
     })
 }
@@ -212,6 +235,7 @@ pub(crate) fn load_skill_dir_stamped(
         None => (
             DiscoveredSkill {
                 dir: dir.to_path_buf(),
+                path: None,
                 skill_md: None,
                 document: None,
                 diagnostics: vec![Diagnostic::error(
@@ -236,6 +260,7 @@ fn load_skill_md(
 ) -> (DiscoveredSkill, Stamp) {
     let mut skill = DiscoveredSkill {
         dir: dir.to_path_buf(),
+        path: None,
         skill_md: None,
         document: None,
         diagnostics: Vec::new(),
@@ -368,12 +393,14 @@ impl Walk<'_> {
         };
         if let Some((md, stat)) = self.probe(root) {
             if self.first_visit(root, &meta) {
-                self.load(root, md, stat);
+                let path = folder_name(self.vfs, root);
+                self.load(root, &path, md, stat);
+                self.nested_in(root, 1, &path);
             }
             return;
         }
         self.first_visit(root, &meta);
-        self.children(root, 1);
+        self.children(root, 1, "");
     }
 
     /// [`find_skill_md_in`], trying the common case first: one `stat` of
@@ -387,12 +414,30 @@ impl Walk<'_> {
         }
     }
 
-    fn load(&mut self, dir: &Path, md: PathBuf, stat: Option<FileStat>) {
+    fn load(&mut self, dir: &Path, path: &str, md: PathBuf, stat: Option<FileStat>) {
         self.pending.push(Pending {
             dir: dir.to_path_buf(),
+            path: path.to_owned(),
             md,
             stat,
         });
+    }
+
+    /// Counts the folder `path` against the folder limit and records its
+    /// stamp (`meta`, taken before it is read: any later change shows);
+    /// `false` when it is not to be searched (the limit is reached, counted
+    /// in the warning, or it was visited already).
+    fn enter(&mut self, path: &Path, meta: FileStat) -> bool {
+        if self.dirs_seen >= self.options.max_dirs {
+            self.skipped.by_count += 1;
+            return false;
+        }
+        self.dirs_seen += 1;
+        if !self.first_visit(path, &meta) {
+            return false;
+        }
+        self.dirs.push(Stamp::new(path, Some(meta)));
+        true
     }
 
     /// Records a folder; `false` when it was already visited (loop or alias).
@@ -403,9 +448,9 @@ impl Walk<'_> {
         }
     }
 
-    /// Searches the children of `dir` (at `depth` below the root); returns how many
-    /// skill folders were found.
-    fn children(&mut self, dir: &Path, depth: usize) -> usize {
+    /// Searches the children of `dir` (at `depth` below the root, at `rel`
+    /// below it); returns how many skill folders were found.
+    fn children(&mut self, dir: &Path, depth: usize, rel: &str) -> usize {
         let entries = match self.vfs.read_dir(dir) {
             Ok(entries) => entries,
             Err(err) => {
@@ -442,7 +487,7 @@ impl Walk<'_> {
                 Ok(meta) if meta.is_dir() => meta,
                 _ => continue,
             };
-            if text.is_none() {
+            let Some(text) = text else {
                 self.out.diagnostics.push(Diagnostic::warning(
                     Code::NameNotUtf8,
                     format!(
@@ -451,24 +496,22 @@ impl Walk<'_> {
                     ),
                 ));
                 continue;
-            }
-            if self.dirs_seen >= self.options.max_dirs {
-                self.skipped.by_count += 1;
+            };
+            let child_rel = if rel.is_empty() {
+                text.to_owned()
+            } else {
+                format!("{rel}/{text}")
+            };
+            if !self.enter(&path, meta) {
                 continue;
             }
-            self.dirs_seen += 1;
-            if !self.first_visit(&path, &meta) {
-                continue;
-            }
-            // Stat taken before the folder is read: any later change shows.
-            self.dirs.push(Stamp::new(&path, Some(meta)));
             if let Some((md, stat)) = self.probe(&path) {
-                self.load(&path, md, stat);
-                found += 1;
+                self.load(&path, &child_rel, md, stat);
+                found += 1 + self.nested_in(&path, depth + 1, &child_rel);
                 continue;
             }
             let below = if depth < self.options.max_depth {
-                self.children(&path, depth + 1)
+                self.children(&path, depth + 1, &child_rel)
             } else {
                 self.skipped.by_depth += 1;
                 0
@@ -483,6 +526,82 @@ impl Walk<'_> {
                 ));
             }
             found += below;
+        }
+        found
+    }
+
+    /// Searches the skill folder `skill` (at `rel` below the root) for nested
+    /// skills, its subfolders being at `depth`; returns how many were found.
+    /// Nothing when [`FsOptions::nested_skills`] is off or `depth` is past the
+    /// limit.
+    fn nested_in(&mut self, skill: &Path, depth: usize, rel: &str) -> usize {
+        if !self.options.nested_skills || depth > self.options.max_depth {
+            return 0;
+        }
+        match self.vfs.read_dir_kinds(skill) {
+            Ok(entries) => self.nested(skill, entries, depth, rel),
+            Err(err) => {
+                tracing::debug!(folder = %skill.display(), error = %err, "cannot list a skill folder");
+                0
+            }
+        }
+    }
+
+    /// Searches the `entries` of `dir`, a skill folder or a folder inside
+    /// one (its subfolders at `depth`, at `rel` below the root), for nested
+    /// skills. Only real, visible folders are searched (the files the listing
+    /// shows), and nothing skipped here is counted or warned about: a skill's
+    /// folders are its files, not a library. The listing tells folders from
+    /// files, so files cost no `stat`; each folder costs one `lstat` (its
+    /// stamp for the staleness check) and one `read_dir`, which also tells
+    /// whether it holds a `SKILL.md`.
+    fn nested(
+        &mut self,
+        dir: &Path,
+        mut entries: Vec<(OsString, Option<FileKind>)>,
+        depth: usize,
+        rel: &str,
+    ) -> usize {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut found = 0;
+        for (name, kind) in entries {
+            let Some(text) = name.to_str() else {
+                continue;
+            };
+            if text.starts_with('.')
+                || self.options.skip_dirs.iter().any(|d| d == text)
+                || kind.is_some_and(|k| k != FileKind::Dir)
+            {
+                continue;
+            }
+            let path = dir.join(&name);
+            let meta = match self.vfs.symlink_metadata(&path) {
+                Ok(meta) if meta.is_dir() => meta,
+                _ => continue,
+            };
+            if !self.enter(&path, meta) {
+                continue;
+            }
+            let children = match self.vfs.read_dir_kinds(&path) {
+                Ok(children) => children,
+                Err(err) => {
+                    tracing::debug!(folder = %path.display(), error = %err, "cannot list a folder inside a skill");
+                    continue;
+                }
+            };
+            let child_rel = format!("{rel}/{text}");
+            let manifest = ["SKILL.md", "skill.md"].into_iter().find(|md| {
+                children
+                    .iter()
+                    .any(|(n, k)| n == md && *k != Some(FileKind::Dir))
+            });
+            if let Some(md) = manifest {
+                self.load(&path, &child_rel, path.join(md), None);
+                found += 1;
+            }
+            if depth < self.options.max_depth {
+                found += self.nested(&path, children, depth + 1, &child_rel);
+            }
         }
         found
     }
@@ -550,6 +669,22 @@ impl Walk<'_> {
             ));
         }
     }
+}
+
+/// The name of the folder `dir` (of the real folder for `.` or `..`), for the
+/// path of a root that is itself a skill folder.
+fn folder_name(vfs: &dyn Vfs, dir: &Path) -> String {
+    let canonical = dir
+        .file_name()
+        .is_none()
+        .then(|| vfs.canonicalize(dir).ok())
+        .flatten();
+    canonical
+        .as_deref()
+        .unwrap_or(dir)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 fn plural(n: usize) -> &'static str {

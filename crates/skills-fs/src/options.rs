@@ -69,6 +69,12 @@ pub struct FsOptions {
     /// [`DEFAULT_SKIP_DIRS`]). Every folder skipped this way is counted in a
     /// `dirs-skipped` warning.
     pub skip_dirs: Vec<String>,
+    /// Also search a skill folder's subfolders for skills nested in it
+    /// (default `true`, as rmcp's folder catalog and Codex do). A nested skill
+    /// is listed on its own; its files stay in the enclosing skill's listing.
+    /// Costs one `read_dir` per subfolder of every skill per scan, and one
+    /// `stat` per subfolder in each staleness check.
+    pub nested_skills: bool,
 }
 
 impl Default for FsOptions {
@@ -85,6 +91,7 @@ impl Default for FsOptions {
             cooldown: DEFAULT_COOLDOWN,
             watch_skill_md: false,
             skip_dirs: DEFAULT_SKIP_DIRS.iter().map(|d| (*d).to_owned()).collect(),
+            nested_skills: true,
         }
     }
 }
@@ -143,6 +150,13 @@ impl FsOptions {
     #[must_use]
     pub fn with_max_skill_md_bytes(mut self, bytes: u64) -> Self {
         self.max_skill_md_bytes = bytes;
+        self
+    }
+
+    /// Sets whether skill folders are searched for nested skills.
+    #[must_use]
+    pub fn with_nested_skills(mut self, on: bool) -> Self {
+        self.nested_skills = on;
         self
     }
 

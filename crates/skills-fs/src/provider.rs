@@ -562,7 +562,7 @@ impl Inner {
         }
         let mut stamps = Vec::new();
         let loaded = load_skill_stamped(self.vfs(), &dir, &self.options, Some(&mut stamps));
-        let skill = match loaded {
+        let mut skill = match loaded {
             Ok(skill) => skill,
             Err(failure) => {
                 // Broken or removed since the scan: the catalog is out of date.
@@ -581,6 +581,9 @@ impl Inner {
             self.forget(name);
             return Err(snapshot.catalog.not_found(name));
         }
+        // Read on its own, the folder does not know where it sits below its
+        // root: the scan that found it does.
+        skill.metadata.path = snapshot.catalog.get(name).and_then(|m| m.path.clone());
         if snapshot.catalog.get(name) != Some(&skill.metadata) {
             self.dirty.store(true, Ordering::Release);
         }

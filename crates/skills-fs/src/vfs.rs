@@ -130,6 +130,18 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// The names of a folder's entries (no `.` or `..`), in any order.
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>>;
 
+    /// [`Vfs::read_dir`] with each entry's kind when the listing itself tells
+    /// (as `lstat` would: a symbolic link is [`FileKind::Symlink`]), so a walk
+    /// that only wants real folders need not `stat` every file. `None` means
+    /// "unknown: `stat` it"; the default knows nothing.
+    fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        Ok(self
+            .read_dir(path)?
+            .into_iter()
+            .map(|name| (name, None))
+            .collect())
+    }
+
     /// `stat`: follows symbolic links.
     fn metadata(&self, path: &Path) -> io::Result<FileStat>;
 
@@ -190,6 +202,27 @@ impl Vfs for RealFs {
         Ok(fs::read_dir(path)?
             .filter_map(Result::ok)
             .map(|e| e.file_name())
+            .collect())
+    }
+
+    fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        // The kind comes with the entry (`d_type`) on most file systems.
+        Ok(fs::read_dir(path)?
+            .filter_map(Result::ok)
+            .map(|entry| {
+                let kind = entry.file_type().ok().map(|t| {
+                    if t.is_dir() {
+                        FileKind::Dir
+                    } else if t.is_file() {
+                        FileKind::File
+                    } else if t.is_symlink() {
+                        FileKind::Symlink
+                    } else {
+                        FileKind::Other
+                    }
+                });
+                (entry.file_name(), kind)
+            })
             .collect())
     }
 
@@ -255,7 +288,7 @@ mod counting {
 
     use skills_core::ResourcePath;
 
-    use super::{FileStat, RealFs, Vfs};
+    use super::{FileKind, FileStat, RealFs, Vfs};
 
     /// One [`Vfs`] operation, as counted by [`CountingFs`].
     #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -406,6 +439,11 @@ mod counting {
         fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
             self.record(FsOp::ReadDir, path);
             self.inner.read_dir(path)
+        }
+
+        fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+            self.record(FsOp::ReadDir, path);
+            self.inner.read_dir_kinds(path)
         }
 
         fn metadata(&self, path: &Path) -> io::Result<FileStat> {

@@ -17,6 +17,7 @@ mod it {
     mod docs;
     mod lint;
     mod listing;
+    mod nested;
     mod paths;
     mod provider;
     mod races;

@@ -6,10 +6,14 @@
 //!
 //! * the MCP Skills extension (`io.modelcontextprotocol/skills`, SEP-2640),
 //!   declared with directory reads: `skills/list`, `skills/get`, every file
-//!   as a `skill://NAME/PATH` resource with its size and `sha256:` digest,
-//!   binary files as base64 blobs, `resources/directory/read`;
+//!   as a `skill://SKILL-PATH/FILE-PATH` resource with its size and
+//!   `sha256:` digest, the skill's path being its path below its root as in
+//!   rmcp's folder catalog (`skill://acme/billing/SKILL.md`, nested skills
+//!   included), binary files as base64 blobs, `resources/directory/read`;
+//!   a skill that cannot be listed is left out with a warning;
 //! * the fallback tools `load_skill` and `read_skill_file` for clients
-//!   without the extension, and with a [`WorkspaceRuntime`] the run tools;
+//!   without the extension, and with a [`WorkspaceRuntime`] the run tools,
+//!   all with MCP tool annotations;
 //! * the catalog, sorted and byte-stable, as the server's instructions;
 //! * `notifications/resources/list_changed` when the catalog changes.
 //!
@@ -34,6 +38,7 @@
 //! [`WorkspaceRuntime`]: skills_core::WorkspaceRuntime
 
 mod error;
+mod index;
 mod manifest;
 mod resource_cache;
 mod server;
@@ -49,7 +54,7 @@ pub use transport::{
     DEFAULT_SHUTDOWN_GRACE, HttpOptions, HttpServer, LOOPBACK_ORIGINS, MAX_JSON_DEPTH,
     MAX_LINE_BYTES, TOKEN_ENV, serve_io, serve_io_until, serve_stdio, serve_stdio_until,
 };
-pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_uri};
+pub use uri::{SCHEME, SKILL_MD, SkillUri, skill_path, skill_uri};
 
 /// The examples in `docs/mcp.md`, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -15,7 +15,7 @@ use rmcp::model::{
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
     ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, SubscriptionFilter,
-    Tool,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -26,7 +26,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::error::{Error, ErrorKind as McpErrorKind};
-use crate::manifest::{ManifestError, Manifests};
+use crate::index::{Entry, SkillIndex};
+use crate::manifest::{Manifest, ManifestError, Manifests};
 use crate::resource_cache::ResourceCache;
 use crate::uri::{SKILL_MD, SkillUri};
 
@@ -122,12 +123,13 @@ impl SkillsServerBuilder {
                     serde_json::Value::Object(map) => map,
                     _ => serde_json::Map::new(),
                 };
-                Tool::new(spec.name, spec.description, schema)
+                annotate(Tool::new(spec.name, spec.description, schema))
             })
             .collect();
         let (changes, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
             instructions: RwLock::new(instructions(&catalog)),
+            index: RwLock::new(Arc::new(SkillIndex::new(catalog.clone()))),
             catalog: RwLock::new(catalog),
             provider: self.provider,
             runtime: self.runtime,
@@ -153,14 +155,19 @@ impl SkillsServerBuilder {
 ///
 /// It implements rmcp's [`ServerHandler`]:
 /// * the Skills extension (`io.modelcontextprotocol/skills`, SEP-2640),
-///   declared with directory reads: `skills/list` (paginated by name),
+///   declared with directory reads: `skills/list` (paginated, in URI order),
 ///   `skills/get`, `resources/directory/read`;
-/// * every file of every skill as a `skill://NAME/PATH` resource
-///   (`resources/read`: text, or a base64 blob for binary files), the
-///   `SKILL.md` of each skill in `resources/list`;
+/// * every file of every skill as a `skill://SKILL-PATH/FILE-PATH` resource,
+///   the skill's path being its path below its root (`acme/billing`; see
+///   [`skill_path`](crate::skill_path)), (`resources/read`: text, or a base64
+///   blob for binary files), the `SKILL.md` of each skill in
+///   `resources/list`; a skill that cannot be listed is left out with a
+///   warning, never failing the listing;
 /// * the tools `load_skill` and `read_skill_file` (and the run tools with a
 ///   [`runtime`](SkillsServerBuilder::runtime)) for clients without the
-///   extension, answered by `skills-agent`'s tool logic;
+///   extension, answered by `skills-agent`'s tool logic, each with its MCP
+///   annotations (the read tools read-only, idempotent, closed-world; the run
+///   tools not read-only);
 /// * the catalog (sorted, byte-stable) as the server's instructions;
 /// * `notifications/resources/list_changed` when the catalog changes.
 ///
@@ -188,7 +195,10 @@ struct Shared {
     runtime: Option<Arc<dyn WorkspaceRuntime>>,
     agent: Agent,
     tools: Vec<Tool>,
+    /// The catalog the reload task last announced.
     catalog: RwLock<Catalog>,
+    /// Skill URIs for the provider's latest catalog.
+    index: RwLock<Arc<SkillIndex>>,
     instructions: RwLock<String>,
     manifests: Manifests,
     /// Small files, per skill snapshot, for `resources/read`.
@@ -294,38 +304,68 @@ impl SkillsServer {
         self.shared.changes.subscribe()
     }
 
-    fn catalog(&self) -> Catalog {
-        self.shared
-            .catalog
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// The URIs of the provider's catalog now: its cached catalog when it
+    /// has one (no waiting), the index rebuilt only when the catalog changed.
+    async fn index(&self) -> Arc<SkillIndex> {
+        let current = Arc::clone(
+            &self
+                .shared
+                .index
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let catalog = match self.shared.provider.list_cached() {
+            Some(catalog) => catalog,
+            None => match self.shared.provider.list().await {
+                Ok(catalog) => catalog,
+                Err(err) => {
+                    tracing::warn!(error = %err, "cannot list the skills; serving the last catalog");
+                    return current;
+                }
+            },
+        };
+        if current.catalog().same_entries(&catalog) {
+            return current;
+        }
+        let fresh = Arc::new(SkillIndex::new(catalog));
+        *self
+            .shared
+            .index
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Arc::clone(&fresh);
+        fresh
     }
 
-    /// The names of one page, after the cursor, and the next cursor.
+    /// The manifest of every skill of one page that can be listed (the
+    /// others are left out, with a warning the first time), and the next
+    /// cursor.
     async fn page(
         &self,
         request: Option<&PaginatedRequestParams>,
-    ) -> (Vec<String>, Option<String>) {
-        let catalog = match self.shared.provider.list().await {
-            Ok(catalog) => catalog,
-            Err(err) => {
-                tracing::warn!(error = %err, "cannot list the skills; serving the last catalog");
-                self.catalog()
-            }
-        };
+    ) -> (Vec<Arc<Manifest>>, Option<String>) {
+        let index = self.index().await;
         let after = request.and_then(|r| r.cursor.as_deref());
-        let mut names = catalog
-            .names()
-            .filter(|name| after.is_none_or(|after| *name > after))
-            .map(str::to_owned);
-        let page: Vec<String> = names.by_ref().take(self.shared.page_size).collect();
-        let next = if names.next().is_some() {
-            page.last().cloned()
-        } else {
-            None
-        };
-        (page, next)
+        let (entries, next) = index.page(after, self.shared.page_size);
+        let mut manifests = Vec::with_capacity(entries.len());
+        for entry in entries {
+            // A skill that went away since the listing, is over the limits or
+            // breaks a rule of the extension is left out of the page.
+            if let Ok(manifest) = self.manifest(&index, entry).await {
+                manifests.push(manifest);
+            }
+        }
+        (manifests, next)
+    }
+
+    async fn manifest(
+        &self,
+        index: &SkillIndex,
+        entry: &Entry,
+    ) -> Result<Arc<Manifest>, ManifestError> {
+        self.shared
+            .manifests
+            .get(self.shared.provider.as_ref(), index, entry)
+            .await
     }
 
     /// The cache hints of SEP-2549, for peers on 2026-07-28 or later only.
@@ -349,11 +389,59 @@ fn instructions(catalog: &Catalog) -> String {
 
 fn manifest_error(err: ManifestError) -> McpError {
     match err {
-        ManifestError::NotFound(m) | ManifestError::OverLimit(m) => {
-            McpError::invalid_params(m, None)
-        }
+        ManifestError::NotFound(m)
+        | ManifestError::OverLimit(m)
+        | ManifestError::NotListable(m) => McpError::invalid_params(m, None),
         ManifestError::Unreadable(m) => McpError::internal_error(m, None),
     }
+}
+
+/// What a tool does to its environment, for its MCP annotations.
+#[derive(Clone, Copy)]
+enum Effect {
+    /// Reads skills: read-only, idempotent, closed-world.
+    Read,
+    /// Runs a command or feeds a running one: anything can happen.
+    Run,
+    /// Reads a session's new output (which it consumes).
+    Poll,
+    /// Stops a session.
+    Kill,
+}
+
+/// The tool with its title and MCP annotations (`readOnlyHint`,
+/// `destructiveHint`, `idempotentHint`, `openWorldHint`). Clients decide on
+/// them whether a call needs the user's approval: Codex CLI refuses tools
+/// without them under its default policy. A tool not known here gets the
+/// most careful hints.
+fn annotate(tool: Tool) -> Tool {
+    let (title, effect) = match tool.name.as_ref() {
+        "load_skill" | "skill_load" | "skill" => ("Load skill", Effect::Read),
+        "read_skill_file" => ("Read skill file", Effect::Read),
+        "search_skills" => ("Search skills", Effect::Read),
+        "run_skill_command" | "skill_run" => ("Run skill command", Effect::Run),
+        "start_skill_session" | "skill_exec" => ("Start skill session", Effect::Run),
+        "write_skill_session" | "skill_write_stdin" => ("Write to skill session", Effect::Run),
+        "poll_skill_session" | "skill_poll_session" => ("Poll skill session", Effect::Poll),
+        "kill_skill_session" | "skill_kill_session" => ("Kill skill session", Effect::Kill),
+        other => (other, Effect::Run),
+    };
+    // (read only, destructive, idempotent, open world)
+    let (read_only, destructive, idempotent, open_world) = match effect {
+        Effect::Read => (true, false, true, false),
+        // A command may do anything the runtime lets it: write files, reach
+        // the network (`--run local`), run for a long time.
+        Effect::Run => (false, true, false, true),
+        Effect::Poll => (false, false, false, false),
+        Effect::Kill => (false, true, true, false),
+    };
+    let title = title.to_owned();
+    let annotations = ToolAnnotations::with_title(title.clone())
+        .read_only(read_only)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(open_world);
+    tool.with_title(title).with_annotations(annotations)
 }
 
 /// Polls the provider and announces catalog changes until `stop`.
@@ -468,21 +556,8 @@ impl ServerHandler for SkillsServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, McpError> {
-        let (names, next) = self.page(request.as_ref()).await;
-        let mut skills = Vec::with_capacity(names.len());
-        for name in &names {
-            match self
-                .shared
-                .manifests
-                .get(self.shared.provider.as_ref(), name)
-                .await
-            {
-                Ok(manifest) => skills.push(manifest.entry.clone()),
-                // A skill that went away since the listing, or is over the
-                // limits, is left out of the page.
-                Err(err) => tracing::debug!(skill = %name, reason = err.message(), "not listed"),
-            }
-        }
+        let (manifests, next) = self.page(request.as_ref()).await;
+        let skills = manifests.iter().map(|m| m.entry.clone()).collect();
         let mut result = ListSkillsResult::with_all_items(skills);
         result.next_cursor = next;
         if let Some((ttl, scope)) = self.cache_hints(&context) {
@@ -496,17 +571,11 @@ impl ServerHandler for SkillsServer {
         request: GetSkillRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, McpError> {
-        let uri = SkillUri::parse(&request.uri)
-            .filter(|u| u.path == SKILL_MD)
-            .ok_or_else(|| {
-                McpError::invalid_params(format!("unknown skill {}", request.uri), None)
-            })?;
-        let manifest = self
-            .shared
-            .manifests
-            .get(self.shared.provider.as_ref(), &uri.name)
-            .await
-            .map_err(manifest_error)?;
+        let unknown = || McpError::invalid_params(format!("unknown skill {}", request.uri), None);
+        let uri = SkillUri::parse(&request.uri).ok_or_else(unknown)?;
+        let index = self.index().await;
+        let entry = index.by_skill_md(&uri).ok_or_else(unknown)?;
+        let manifest = self.manifest(&index, entry).await.map_err(manifest_error)?;
         if manifest.entry.uri != request.uri {
             // Another spelling of the URI: answer only the advertised one.
             return Err(McpError::invalid_params(
@@ -529,18 +598,16 @@ impl ServerHandler for SkillsServer {
         let not_a_directory =
             || McpError::invalid_params(format!("not a directory: {}", request.uri), None);
         let uri = SkillUri::parse(&request.uri).ok_or_else(not_a_directory)?;
+        let index = self.index().await;
+        let (entry, dir) = index.resolve(&uri).ok_or_else(not_a_directory)?;
         let manifest = self
-            .shared
-            .manifests
-            .get(self.shared.provider.as_ref(), &uri.name)
+            .manifest(&index, entry)
             .await
             .map_err(|err| match err {
                 ManifestError::NotFound(_) => not_a_directory(),
                 other => manifest_error(other),
             })?;
-        let children = manifest
-            .directory(&uri.name, &uri.path)
-            .ok_or_else(not_a_directory)?;
+        let children = manifest.directory(dir).ok_or_else(not_a_directory)?;
         Ok(ReadResourceDirectoryResult::with_all_items(children))
     }
 
@@ -549,18 +616,8 @@ impl ServerHandler for SkillsServer {
         request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let (names, next) = self.page(request.as_ref()).await;
-        let mut resources = Vec::with_capacity(names.len());
-        for name in &names {
-            if let Ok(manifest) = self
-                .shared
-                .manifests
-                .get(self.shared.provider.as_ref(), name)
-                .await
-            {
-                resources.push(manifest.listed.clone());
-            }
-        }
+        let (manifests, next) = self.page(request.as_ref()).await;
+        let resources = manifests.iter().map(|m| m.listed.clone()).collect();
         let mut result = ListResourcesResult::with_all_items(resources);
         result.next_cursor = next;
         Ok(result)
@@ -576,18 +633,22 @@ impl ServerHandler for SkillsServer {
             |why: &str| McpError::resource_not_found(format!("{}: {why}", request.uri), None);
         let uri =
             SkillUri::parse(&request.uri).ok_or_else(|| not_found("not a skill:// file URI"))?;
-        if uri.path.is_empty() {
+        let index = self.index().await;
+        let (entry, path) = index
+            .resolve(&uri)
+            .ok_or_else(|| not_found("no skill has this path"))?;
+        if path.is_empty() {
             return Err(not_found("a skill folder; use resources/directory/read"));
         }
         let provider = self.shared.provider.as_ref();
-        let (bytes, mime) = if uri.path == SKILL_MD {
+        let (bytes, mime) = if path == SKILL_MD {
             // The bytes the manifest's digest was computed from.
-            let bytes = match self.shared.manifests.get(provider, &uri.name).await {
+            let bytes = match self.manifest(&index, entry).await {
                 Ok(manifest) => manifest.skill_md.clone(),
                 Err(ManifestError::NotFound(m)) => return Err(not_found(&m)),
                 Err(_) => {
                     let skill = provider
-                        .get(&uri.name)
+                        .get(&entry.name)
                         .await
                         .map_err(|err| not_found(err.message()))?;
                     crate::manifest::skill_md_bytes(provider, &skill).await
@@ -598,7 +659,7 @@ impl ServerHandler for SkillsServer {
             let file = self
                 .shared
                 .files
-                .read(provider, &uri.name, &uri.path)
+                .read(provider, &entry.name, path)
                 .await
                 .map_err(|err| match err.kind() {
                     ErrorKind::SkillNotFound

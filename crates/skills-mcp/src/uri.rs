@@ -1,11 +1,26 @@
-//! `skill://` URIs: one skill per first segment, its files below it.
+//! `skill://` URIs: a skill's path below its root, then its files.
 //!
-//! A skill named `pdf` lives at `skill://pdf/SKILL.md`; its file
-//! `references/guide.md` at `skill://pdf/references/guide.md`; its folders
-//! (for `resources/directory/read`) at `skill://pdf` and
-//! `skill://pdf/references`. Bytes outside `[A-Za-z0-9-._~/]` are
-//! percent-encoded with upper-case hex, the spelling rmcp's folder catalog
-//! uses, so both servers give the same URI for the same file.
+//! A skill lives at its path below the provider's root, as in rmcp's folder
+//! catalog: `ROOT/acme/billing/SKILL.md` is `skill://acme/billing/SKILL.md`,
+//! its file `references/guide.md` is
+//! `skill://acme/billing/references/guide.md`, and its folders (for
+//! `resources/directory/read`) are `skill://acme/billing` and
+//! `skill://acme/billing/references`. A skill without a path (an in-code
+//! skill) lives at its name: `skill://pdf/SKILL.md`. The last segment of a
+//! skill's path is always its name, as SEP-2640 requires (see
+//! [`skill_path`]).
+//!
+//! Bytes outside `[A-Za-z0-9-._~/]` are percent-encoded with upper-case hex,
+//! the spelling rmcp's folder catalog uses, so both servers give the same URI
+//! for the same file.
+//!
+//! A URI alone does not say where the skill's path ends and the file's path
+//! begins (`skill://acme/billing/refunds/SKILL.md` is the `SKILL.md` of
+//! `refunds` nested in `billing`, and also the file `refunds/SKILL.md` of
+//! `billing`): the server resolves it against the skills it serves, the
+//! longest skill path first.
+
+use skills_core::SkillMetadata;
 
 /// The scheme prefix of every URI this server serves.
 pub const SCHEME: &str = "skill://";
@@ -14,16 +29,41 @@ pub const SCHEME: &str = "skill://";
 pub const SKILL_MD: &str = "SKILL.md";
 
 /// The URI of `path` (a `/`-separated path relative to the skill folder,
-/// `""` for the folder itself) in the skill `name`.
-pub fn skill_uri(name: &str, path: &str) -> String {
-    let mut uri = String::with_capacity(SCHEME.len() + name.len() + path.len() + 1);
+/// `""` for the folder itself) in the skill at `skill_path` (its path below
+/// the root, see [`skill_path`]; a plain name for skills without one).
+pub fn skill_uri(skill_path: &str, path: &str) -> String {
+    let mut uri = String::with_capacity(SCHEME.len() + skill_path.len() + path.len() + 1);
     uri.push_str(SCHEME);
-    encode_into(&mut uri, name);
+    encode_into(&mut uri, skill_path);
     if !path.is_empty() {
         uri.push('/');
         encode_into(&mut uri, path);
     }
     uri
+}
+
+/// The path of a skill in its URIs: the provider's
+/// [`path`](SkillMetadata::path) with its last segment replaced by the
+/// skill's name (they differ only for a skill whose folder is not named
+/// after it), or the bare name when the provider gave no path or a path this
+/// server could not serve back (an empty, `.` or `..` segment, a backslash,
+/// a NUL).
+pub fn skill_path(metadata: &SkillMetadata) -> String {
+    let name = metadata.name.as_str();
+    let parent = metadata
+        .path
+        .as_deref()
+        .and_then(|path| path.rsplit_once('/'))
+        .map(|(parent, _)| parent)
+        .filter(|parent| parent.split('/').all(is_servable_segment));
+    match parent {
+        Some(parent) => format!("{parent}/{name}"),
+        None => name.to_owned(),
+    }
+}
+
+fn is_servable_segment(segment: &str) -> bool {
+    !matches!(segment, "" | "." | "..") && !segment.contains(['\0', '\\'])
 }
 
 fn encode_into(out: &mut String, text: &str) {
@@ -40,13 +80,12 @@ fn encode_into(out: &mut String, text: &str) {
 
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
-/// A `skill://` URI taken apart: the skill's name and the path inside it
-/// (`""` for the skill folder), both percent-decoded.
+/// A `skill://` URI, checked and percent-decoded: its path after the scheme
+/// (without a trailing `/`), which [`SkillUri::splits`] cuts into a skill's
+/// path and a file's path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillUri {
-    /// The skill's name (the first segment).
-    pub name: String,
-    /// The path below the skill folder, `/`-separated; `""` for the folder.
+    /// Everything after `skill://`, decoded: `acme/billing/references/a.md`.
     pub path: String,
 }
 
@@ -61,29 +100,28 @@ impl SkillUri {
         }
         let rest = rest.strip_suffix('/').unwrap_or(rest);
         let decoded = decode(rest)?;
-        if decoded.contains(['\0', '\\']) {
-            return None;
+        if decoded.split('/').all(is_servable_segment) {
+            Some(Self { path: decoded })
+        } else {
+            None
         }
-        let (name, path) = decoded.split_once('/').unwrap_or((&decoded, ""));
-        if name.is_empty()
-            || path.split('/').any(|segment| {
-                (segment.is_empty() && !path.is_empty()) || segment == "." || segment == ".."
-            })
-            || name == "."
-            || name == ".."
-        {
-            return None;
-        }
-        Some(Self {
-            name: name.to_owned(),
-            path: path.to_owned(),
-        })
+    }
+
+    /// Every way to read the URI as a skill's path and a file's path inside
+    /// it (`""` for the skill folder), the longest skill path first:
+    /// `a/b/c` gives `("a/b/c", "")`, `("a/b", "c")`, `("a", "b/c")`.
+    pub fn splits(&self) -> impl Iterator<Item = (&str, &str)> {
+        let path = self.path.as_str();
+        std::iter::once((path, "")).chain(
+            path.rmatch_indices('/')
+                .map(move |(at, _)| (&path[..at], &path[at + 1..])),
+        )
     }
 }
 
 /// Percent-decodes `text`; `None` on a bad escape or a result that is not
-/// UTF-8. An encoded `/` stays a separator-free byte of a segment only in
-/// theory: it decodes to `/`, and the path rules then apply to the result.
+/// UTF-8. An encoded `/` decodes to `/`, and the path rules then apply to
+/// the result.
 fn decode(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
@@ -105,15 +143,30 @@ fn decode(text: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    use skills_core::SkillName;
+
     use super::*;
+
+    fn meta(name: &str, path: Option<&str>) -> SkillMetadata {
+        let mut meta = SkillMetadata::new(SkillName::parse(name).expect("name"), "x");
+        meta.path = path.map(str::to_owned);
+        meta
+    }
 
     #[test]
     fn a_skill_md_uri_round_trips() {
-        let uri = skill_uri("pdf", SKILL_MD);
-        assert_eq!(uri, "skill://pdf/SKILL.md");
+        let uri = skill_uri("acme/billing", SKILL_MD);
+        assert_eq!(uri, "skill://acme/billing/SKILL.md");
         let parsed = SkillUri::parse(&uri).expect("parses");
-        assert_eq!(parsed.name, "pdf");
-        assert_eq!(parsed.path, "SKILL.md");
+        assert_eq!(parsed.path, "acme/billing/SKILL.md");
+        assert_eq!(
+            parsed.splits().collect::<Vec<_>>(),
+            [
+                ("acme/billing/SKILL.md", ""),
+                ("acme/billing", "SKILL.md"),
+                ("acme", "billing/SKILL.md"),
+            ]
+        );
     }
 
     #[test]
@@ -121,14 +174,32 @@ mod tests {
         let uri = skill_uri("pdf", "assets/my file ü.txt");
         assert_eq!(uri, "skill://pdf/assets/my%20file%20%C3%BC.txt");
         let parsed = SkillUri::parse(&uri).expect("parses");
-        assert_eq!(parsed.path, "assets/my file ü.txt");
+        assert_eq!(parsed.path, "pdf/assets/my file ü.txt");
     }
 
     #[test]
-    fn folders_parse_with_an_empty_path() {
-        let parsed = SkillUri::parse("skill://pdf").expect("parses");
-        assert_eq!(parsed.path, "");
-        assert_eq!(SkillUri::parse("skill://pdf/").expect("parses").path, "");
+    fn folders_parse_without_the_trailing_slash() {
+        assert_eq!(SkillUri::parse("skill://pdf").expect("parses").path, "pdf");
+        assert_eq!(SkillUri::parse("skill://pdf/").expect("parses").path, "pdf");
+    }
+
+    #[test]
+    fn the_skill_path_ends_in_the_name() {
+        assert_eq!(skill_path(&meta("pdf", None)), "pdf");
+        assert_eq!(skill_path(&meta("pdf", Some("pdf"))), "pdf");
+        assert_eq!(
+            skill_path(&meta("billing", Some("acme/billing"))),
+            "acme/billing"
+        );
+        // A folder not named after its skill: the URI still ends in the name.
+        assert_eq!(
+            skill_path(&meta("pdf-tools", Some("docs/pdf"))),
+            "docs/pdf-tools"
+        );
+        // A path this server could not serve back: the name alone.
+        for path in ["a//pdf", "../pdf", "a/./pdf", "a\\b/pdf", "/pdf"] {
+            assert_eq!(skill_path(&meta("pdf", Some(path))), "pdf", "{path}");
+        }
     }
 
     #[test]
@@ -146,6 +217,7 @@ mod tests {
             "skill://pdf/a%00b",
             "skill://pdf/a%5Cb",
             "skill://../x",
+            "skill:///pdf",
         ] {
             assert_eq!(SkillUri::parse(uri), None, "{uri}");
         }

@@ -104,28 +104,23 @@ fn bytes_of(contents: &ResourceContents) -> Vec<u8> {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_extension_answers_like_rmcps_folder_catalog() {
-    let dir = fixture();
-    let oracle = SkillCatalog::from_dir(dir.path()).unwrap();
-    let server = server_for(dir.path(), 100).await;
-    let client = connect(&server, ()).await;
-
-    let info = client.peer_info().unwrap();
-    assert!(info.capabilities.supports_directory_read());
-    assert!(info.capabilities.resources.is_some());
-    assert_eq!(
-        info.instructions.as_deref(),
-        Some(server.instructions().as_str())
-    );
-
+/// The server answers like rmcp's folder catalog over the same folder: the
+/// same skills in the same order (URI, whole frontmatter, manifest),
+/// `skills/get` of each, every listed file's bytes (checked against the
+/// manifest), the children of each folder in `folders`, `resources/list`.
+pub(crate) async fn assert_like_oracle<H: ClientHandler>(
+    client: &RunningService<RoleClient, H>,
+    oracle: &SkillCatalog,
+    folders: &[&str],
+) -> Vec<rmcp::model::Skill> {
     let ours = client.list_all_skills().await.unwrap();
     let theirs = oracle.skills();
-    assert_eq!(ours.len(), theirs.len());
+    let uris =
+        |skills: &[rmcp::model::Skill]| skills.iter().map(|s| s.uri.clone()).collect::<Vec<_>>();
+    assert_eq!(uris(&ours), uris(&theirs));
     for (a, b) in ours.iter().zip(&theirs) {
-        assert_eq!(a.uri, b.uri);
-        assert_eq!(a.frontmatter.name, b.frontmatter.name);
-        assert_eq!(a.frontmatter.description, b.frontmatter.description);
+        // Every field, as the file has it.
+        assert_eq!(a.frontmatter, b.frontmatter, "{}", a.uri);
         assert_eq!(a.resources, b.resources, "manifest of {}", a.uri);
         let got = client
             .get_skill(GetSkillRequestParams::new(a.uri.clone()))
@@ -146,6 +141,54 @@ async fn the_extension_answers_like_rmcps_folder_catalog() {
             assert_eq!(bytes, bytes_of(&oracle_read.contents[0]), "{}", file.uri);
         }
     }
+    // Folders: the same children (URI, name, size, file or folder).
+    for &uri in folders {
+        let ours = client
+            .read_resource_directory(ReadResourceDirectoryRequestParams::new(uri))
+            .await
+            .unwrap();
+        let theirs = oracle.read_resource_directory(uri).unwrap();
+        let shape = |r: &Vec<rmcp::model::Resource>| {
+            r.iter()
+                .map(|r| (r.uri.clone(), r.name.clone(), r.size, r.is_directory()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(shape(&ours.resources), shape(&theirs.resources), "{uri}");
+    }
+    // resources/list: one SKILL.md per skill.
+    let listed = client.list_all_resources().await.unwrap();
+    assert_eq!(
+        listed.iter().map(|r| (&r.uri, r.size)).collect::<Vec<_>>(),
+        oracle
+            .resources()
+            .iter()
+            .map(|r| (&r.uri, r.size))
+            .collect::<Vec<_>>()
+    );
+    ours
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_extension_answers_like_rmcps_folder_catalog() {
+    let dir = fixture();
+    let oracle = SkillCatalog::from_dir(dir.path()).unwrap();
+    let server = server_for(dir.path(), 100).await;
+    let client = connect(&server, ()).await;
+
+    let info = client.peer_info().unwrap();
+    assert!(info.capabilities.supports_directory_read());
+    assert!(info.capabilities.resources.is_some());
+    assert_eq!(
+        info.instructions.as_deref(),
+        Some(server.instructions().as_str())
+    );
+
+    assert_like_oracle(
+        &client,
+        &oracle,
+        &["skill://alpha", "skill://alpha/assets", "skill://beta"],
+    )
+    .await;
     // Binary files are blobs, text files text.
     let logo = client
         .read_resource(ReadResourceRequestParams::new(
@@ -168,30 +211,6 @@ async fn the_extension_answers_like_rmcps_folder_catalog() {
         ResourceContents::TextResourceContents { .. }
     ));
 
-    // Directories: the same children (URI, size, file or folder).
-    for uri in ["skill://alpha", "skill://alpha/assets", "skill://beta"] {
-        let ours = client
-            .read_resource_directory(ReadResourceDirectoryRequestParams::new(uri))
-            .await
-            .unwrap();
-        let theirs = oracle.read_resource_directory(uri).unwrap();
-        let shape = |r: &Vec<rmcp::model::Resource>| {
-            r.iter()
-                .map(|r| (r.uri.clone(), r.name.clone(), r.size, r.is_directory()))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(shape(&ours.resources), shape(&theirs.resources), "{uri}");
-    }
-    // resources/list: one SKILL.md per skill.
-    let listed = client.list_all_resources().await.unwrap();
-    let oracle_listed = oracle.resources();
-    assert_eq!(
-        listed.iter().map(|r| (&r.uri, r.size)).collect::<Vec<_>>(),
-        oracle_listed
-            .iter()
-            .map(|r| (&r.uri, r.size))
-            .collect::<Vec<_>>()
-    );
     client.cancel().await.unwrap();
 }
 
@@ -277,6 +296,17 @@ async fn the_fallback_tools_load_and_read() {
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(names, ["load_skill", "read_skill_file"]);
+    // Read-only, idempotent, closed-world: clients such as Codex CLI call
+    // them without asking (they refuse tools without annotations).
+    for tool in &tools {
+        let hints = tool.annotations.as_ref().expect("annotated");
+        assert!(tool.title.is_some(), "{}", tool.name);
+        assert_eq!(hints.title, tool.title);
+        assert_eq!(hints.read_only_hint, Some(true), "{}", tool.name);
+        assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
+        assert_eq!(hints.idempotent_hint, Some(true), "{}", tool.name);
+        assert_eq!(hints.open_world_hint, Some(false), "{}", tool.name);
+    }
     let args = |v: serde_json::Value| v.as_object().unwrap().clone();
     let loaded = client
         .call_tool(
@@ -541,4 +571,9 @@ async fn many_connections_share_one_server() {
     for client in clients {
         client.cancel().await.unwrap();
     }
+}
+
+mod it {
+    mod in_code;
+    mod paths;
 }

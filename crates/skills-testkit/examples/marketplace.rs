@@ -1,6 +1,9 @@
 //! Writes a generated skill library shaped like a public marketplace (display
-//! titles as `name`, slug folders, about 3 % empty descriptions, extension
-//! fields) to a folder, for trying the `skills` command on realistic input.
+//! titles as `name`, slug folders, a fifth of them longer than 64 characters,
+//! a few folders that are not names, about 4 % empty or missing descriptions,
+//! some bodies without a paragraph, extension fields) to a folder, for trying
+//! the `skills` command on realistic input. Every folder should load in
+//! lenient mode (`skills list DIR` prints COUNT lines).
 //!
 //! Run: `cargo run -p skills-testkit --example marketplace -- DIR [COUNT] [SEED]`
 //! (defaults: 2 900 skills, seed 2026).

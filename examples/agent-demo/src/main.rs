@@ -8,7 +8,10 @@
 //! set it asks OpenAI (or the compatible server at `OPENAI_BASE_URL`); the
 //! model is `SKILLS_DEMO_MODEL` or a default. Without a key it says what to
 //! set and exits 0, so CI can run it. It streams the answer and shows each
-//! tool call and skill load, as `skills agent` does.
+//! tool call, skill load and request's cache share, as `skills agent` does.
+//! Nothing here names a cache strategy: each request gets the breakpoints
+//! its model's provider needs (`cache_control` markers for Anthropic, none
+//! for OpenAI's automatic prefix caching).
 //!
 //! What it must not depend on: anything beyond the public APIs of
 //! `skills-fs` and `skills-agent` (it is what a user would write).
@@ -81,6 +84,12 @@ async fn main() -> ExitCode {
         match event {
             RunEvent::TextDelta { text } => print!("{text}"),
             RunEvent::ToolCall { call } => eprintln!("[tool] {}", call.name),
+            RunEvent::Usage { step, usage, .. } => eprintln!(
+                "[usage] request {step}: {} input tokens, {} cached ({:.1} %)",
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                100.0 * usage.cache_hit_ratio()
+            ),
             RunEvent::Skill {
                 event: Event::SkillLoaded { skill, .. },
             } => eprintln!("[skill] loaded {skill}"),

@@ -12,7 +12,8 @@
 //! the sandbox hides the home folder, so a Python under `~` is not seen).
 //!
 //! What it must not depend on: anything beyond the public APIs of
-//! `skills-core`, `skills-fs` and `skills-exec` (it is what a user would write).
+//! `skills-core`, `skills-fs`, `skills-exec` and `skills-sandbox` (it is what
+//! a user would write).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -27,8 +28,24 @@ const SKILL: &str = "csv-insights";
 const COMMAND: &str = "python3 scripts/profile_csv.py assets/sample-orders.csv --format markdown \
                        > $OUTPUT_DIR/profile.md";
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // The sandbox's helper is this very program: when bubblewrap starts it
+    // as the helper, this runs the helper and exits. First thing, before
+    // any thread starts.
+    skills_sandbox::run_if_helper();
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(cli()),
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn cli() -> ExitCode {
     let mut local = false;
     let mut dir = "examples/skills".to_owned();
     for arg in std::env::args().skip(1) {
@@ -57,7 +74,7 @@ async fn run(dir: &str, local: bool) -> Result<ExitCode, Error> {
         .ok_or_else(|| format!("skill `{SKILL}` has no folder on disk"))?;
 
     // Each session gets its own workspace under this root.
-    let root = std::env::temp_dir().join(format!("run-script-{}", std::process::id()));
+    let root = skills_exec::private_root("run-script");
     let runtime: Arc<dyn WorkspaceRuntime> = if local {
         Arc::new(LocalRuntime::builder(&root).build()?)
     } else {

@@ -71,12 +71,14 @@ async fn run(url: &str, message: &str) -> Result<(), Error> {
         }
         Err(err) => return Err(err.into()),
     };
-    let before = session.build_request();
-    let resumed = session.transcript().len();
-
     let model = Arc::new(ScriptedModel::new([ModelResponse::text(format!(
         "You said: {message}"
     ))]));
+    // The request as the model gets it (with the cache breakpoints its
+    // provider needs: none for this scripted stand-in, four for Anthropic).
+    let before = session.build_request_for(model.as_ref());
+    let resumed = session.transcript().len();
+
     let outcome = Runner::builder(model.clone())
         .build()
         .run_to_end(&mut session, message)

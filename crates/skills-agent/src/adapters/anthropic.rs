@@ -6,13 +6,14 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::route::{Api, Route};
 use super::transport::{self, Endpoint, ErrorDetail, HttpOptions, Protocol, StreamDecoder};
 use super::{invalid, json};
 use crate::message::{Message, ToolCall};
 use crate::model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, StopReason, Usage,
 };
-use crate::request::ModelRequest;
+use crate::request::{CacheStrategy, ModelRequest};
 use crate::wire::{self, AnthropicOptions};
 
 /// The `anthropic-version` header the adapter sends.
@@ -21,7 +22,9 @@ pub const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// A model behind the Anthropic Messages API.
 ///
 /// It posts [`wire::anthropic_messages_with`]'s bytes (with `cache_control`
-/// on the engine's cache breakpoints, at most four) with `x-api-key` and
+/// on the engine's cache breakpoints, at most four: its
+/// [`Model::cache_strategy`] is [`CacheStrategy::Anthropic`], so sessions
+/// place them without being told) with `x-api-key` and
 /// `anthropic-version: 2023-06-01`. Streaming reads `message_start`,
 /// `content_block_start` / `_delta` (`text_delta`, `input_json_delta`) /
 /// `_stop`, `message_delta`, `message_stop`, `ping` and `error`; a tool
@@ -40,7 +43,9 @@ impl Anthropic {
     pub const DEFAULT_BASE_URL: &'static str = "https://api.anthropic.com";
 
     /// A model at `base_url` (`https://api.anthropic.com`; requests go to
-    /// `{base_url}/v1/messages`), calling it `model`.
+    /// `{base_url}/v1/messages`), calling it `model`. A base URL that ends
+    /// in `/v1` or in `/v1/messages` is taken as meant: requests go to its
+    /// `/v1/messages` (see `docs/models.md`).
     pub fn new(
         base_url: impl AsRef<str>,
         api_key: impl Into<String>,
@@ -50,7 +55,7 @@ impl Anthropic {
         Self {
             endpoint: Endpoint::new(
                 format!("anthropic:{model}"),
-                super::join(base_url.as_ref(), "v1/messages"),
+                Route::new(Api::Anthropic, base_url.as_ref()),
                 vec![
                     ("x-api-key", api_key.into()),
                     ("anthropic-version", ANTHROPIC_VERSION.to_owned()),
@@ -68,12 +73,16 @@ impl Anthropic {
     ///
     /// [`ModelErrorKind::Config`] when `ANTHROPIC_API_KEY` is not set.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
-        let (url, key) = super::from_env(
+        let (url, key, url_from_env) = super::from_env(
             "ANTHROPIC_API_KEY",
             "ANTHROPIC_BASE_URL",
             Self::DEFAULT_BASE_URL,
         )?;
-        Ok(Self::new(url, key, model))
+        let mut model = Self::new(url, key, model);
+        if url_from_env {
+            model.endpoint.route.mark_from_env();
+        }
+        Ok(model)
     }
 
     /// Sets timeouts and retries.
@@ -92,7 +101,7 @@ impl Anthropic {
 
     /// The URL requests are posted to.
     pub fn url(&self) -> &str {
-        &self.endpoint.url
+        self.endpoint.url()
     }
 
     /// The timeouts and retries in force.
@@ -111,6 +120,13 @@ impl Anthropic {
 impl Model for Anthropic {
     fn name(&self) -> &str {
         &self.endpoint.name
+    }
+
+    /// Anthropic caches only at `cache_control` markers: the engine places
+    /// its four breakpoints (tools, system, the previous and the latest
+    /// turn).
+    fn cache_strategy(&self) -> CacheStrategy {
+        CacheStrategy::Anthropic
     }
 
     async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {

@@ -13,6 +13,8 @@
 //! These modules do network I/O (reqwest with rustls, on tokio); the rest of
 //! the crate does none, and these features are never enabled for wasm32.
 
+mod limits;
+mod route;
 mod transport;
 
 #[cfg(feature = "anthropic")]
@@ -31,18 +33,19 @@ pub use anthropic::{ANTHROPIC_VERSION, Anthropic};
 pub use openai_chat::OpenAiChat;
 #[cfg(feature = "openai")]
 pub use openai_responses::OpenAiResponses;
-pub use transport::HttpOptions;
+pub use transport::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, HttpOptions};
 
 use crate::message::ToolCall;
 use crate::model::{ModelError, ModelErrorKind};
 
 /// Reads `key_var` (required) and `url_var` (else `default_url`) from the
-/// environment.
+/// environment: the base URL, the key, and whether the URL came from
+/// `url_var`.
 fn from_env(
     key_var: &str,
     url_var: &str,
     default_url: &str,
-) -> Result<(String, String), ModelError> {
+) -> Result<(String, String, bool), ModelError> {
     let key = std::env::var(key_var)
         .ok()
         .filter(|k| !k.trim().is_empty())
@@ -55,20 +58,9 @@ fn from_env(
                 ),
             )
         })?;
-    let url = std::env::var(url_var)
-        .ok()
-        .filter(|u| !u.trim().is_empty())
-        .unwrap_or_else(|| default_url.to_owned());
-    Ok((url, key))
-}
-
-/// `base` and `path` joined with exactly one slash.
-fn join(base: &str, path: &str) -> String {
-    format!(
-        "{}/{}",
-        base.trim().trim_end_matches('/'),
-        path.trim_start_matches('/')
-    )
+    let url = std::env::var(url_var).ok().filter(|u| !u.trim().is_empty());
+    let from_env = url.is_some();
+    Ok((url.unwrap_or_else(|| default_url.to_owned()), key, from_env))
 }
 
 /// An [`ModelErrorKind::InvalidResponse`] error.
@@ -105,18 +97,6 @@ impl PartialCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_join_with_one_slash() {
-        assert_eq!(
-            join("https://api.openai.com/v1/", "/chat/completions"),
-            "https://api.openai.com/v1/chat/completions"
-        );
-        assert_eq!(
-            join("http://127.0.0.1:8080", "v1/messages"),
-            "http://127.0.0.1:8080/v1/messages"
-        );
-    }
 
     #[test]
     fn a_missing_key_says_what_to_set() {

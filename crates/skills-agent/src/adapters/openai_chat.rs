@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use serde::Deserialize;
 
+use super::route::{Api, Route};
 use super::transport::{self, Endpoint, HttpOptions, Protocol, StreamDecoder};
 use super::{PartialCall, invalid, json};
 use crate::message::{Message, ToolCall};
@@ -36,7 +37,9 @@ impl OpenAiChat {
     pub const DEFAULT_BASE_URL: &'static str = "https://api.openai.com/v1";
 
     /// A model at `base_url` (`https://api.openai.com/v1`, or a compatible
-    /// server's `…/v1`), calling it `model`.
+    /// server's `…/v1`), calling it `model`. Requests go to
+    /// `{base_url}/chat/completions`; a base URL that already ends in
+    /// `/chat/completions` is used as it is.
     pub fn new(
         base_url: impl AsRef<str>,
         api_key: impl Into<String>,
@@ -52,7 +55,7 @@ impl OpenAiChat {
         Self {
             endpoint: Endpoint::new(
                 format!("openai:{model}"),
-                super::join(base_url.as_ref(), "chat/completions"),
+                Route::new(Api::OpenAiChat, base_url.as_ref()),
                 headers,
             ),
             model,
@@ -67,9 +70,13 @@ impl OpenAiChat {
     ///
     /// [`ModelErrorKind::Config`] when `OPENAI_API_KEY` is not set.
     pub fn from_env(model: impl Into<String>) -> Result<Self, ModelError> {
-        let (url, key) =
+        let (url, key, url_from_env) =
             super::from_env("OPENAI_API_KEY", "OPENAI_BASE_URL", Self::DEFAULT_BASE_URL)?;
-        Ok(Self::new(url, key, model))
+        let mut model = Self::new(url, key, model);
+        if url_from_env {
+            model.endpoint.route.mark_from_env();
+        }
+        Ok(model)
     }
 
     /// Sets timeouts and retries.
@@ -95,7 +102,7 @@ impl OpenAiChat {
 
     /// The URL requests are posted to.
     pub fn url(&self) -> &str {
-        &self.endpoint.url
+        self.endpoint.url()
     }
 
     /// The timeouts and retries in force.

@@ -1,7 +1,8 @@
 //! What every HTTP adapter shares: the client and its timeouts, one attempt
 //! of a call, the retry policy (backoff with jitter, `retry-after`), the
 //! mapping of HTTP failures to [`ModelError`]s, and the two drivers that run
-//! a [`Protocol`] (whole answer, or server-sent events).
+//! a [`Protocol`] (whole answer, or server-sent events), both reading within
+//! the caps of [`super::limits`].
 
 use std::collections::VecDeque;
 use std::collections::hash_map::RandomState;
@@ -16,6 +17,8 @@ use serde::Deserialize;
 use sse_stream::SseByteStream;
 use tracing::Instrument;
 
+use super::limits::{self, BodyError, BodyLimit, ERROR_BODY_BYTES};
+use super::route::Route;
 use crate::model::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry};
 
 /// Timeouts and retries of an HTTP adapter.
@@ -27,6 +30,13 @@ use crate::model::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelS
 /// one, else `backoff × 2^(retry − 1)` with jitter (a random point in its
 /// upper half), capped at `max_wait`. A provider that asks for a longer wait
 /// than `max_wait` gets no retry: the error is returned at once.
+///
+/// Caps on what a server may make the adapter buffer (a server that streams
+/// forever, or one endless line): `max_answer_bytes` for one answer on the
+/// wire, `max_event_bytes` for one server-sent event (its lines together, so
+/// one line too). Past either, the answer ends with
+/// [`ModelErrorKind::AnswerTooLarge`] or [`ModelErrorKind::EventTooLarge`]
+/// (never retried) and the rest is not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpOptions {
@@ -44,7 +54,21 @@ pub struct HttpOptions {
     /// How long one attempt may take in all, streamed answer included
     /// (10 min by default; `None` for no limit).
     pub timeout: Option<Duration>,
+    /// The most bytes one answer may take on the wire: a whole body, or
+    /// every byte of a stream (64 MiB by default; a long streamed answer
+    /// of 128 000 tokens takes about 30 MiB of events).
+    pub max_answer_bytes: usize,
+    /// The most bytes one server-sent event may take, its lines together
+    /// (16 MiB by default; the largest event a provider sends is the final
+    /// `response.completed` of the Responses API, which repeats the whole
+    /// answer).
+    pub max_event_bytes: usize,
 }
+
+/// The default [`HttpOptions::max_answer_bytes`]: 64 MiB.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 64 * 1024 * 1024;
+/// The default [`HttpOptions::max_event_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
 impl Default for HttpOptions {
     fn default() -> Self {
@@ -55,6 +79,8 @@ impl Default for HttpOptions {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(120),
             timeout: Some(Duration::from_secs(600)),
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
         }
     }
 }
@@ -100,6 +126,25 @@ impl HttpOptions {
     pub fn timeout(mut self, timeout: Option<Duration>) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// Sets the cap on one answer's bytes (at least 1).
+    #[must_use]
+    pub fn max_answer_bytes(mut self, max: usize) -> Self {
+        self.max_answer_bytes = max.max(1);
+        self
+    }
+
+    /// Sets the cap on one server-sent event's bytes (at least 1).
+    #[must_use]
+    pub fn max_event_bytes(mut self, max: usize) -> Self {
+        self.max_event_bytes = max.max(1);
+        self
+    }
+
+    /// A fresh count of one answer against the caps.
+    fn body_limit(&self) -> BodyLimit {
+        BodyLimit::new(self.max_answer_bytes, self.max_event_bytes)
     }
 
     /// The wait before retry number `retry` (1 for the first), without a
@@ -161,8 +206,8 @@ pub(crate) trait StreamDecoder: Default + Send {
 pub(crate) struct Endpoint {
     /// `provider:model`, for logs and [`crate::Model::name`].
     pub(crate) name: String,
-    /// The full URL requests are posted to.
-    pub(crate) url: String,
+    /// The URL requests are posted to, and what it was made from.
+    pub(crate) route: Route,
     /// Headers sent with every request (authentication, versions), as
     /// `(name, value)` pairs; checked when a call is made.
     pub(crate) headers: Vec<(&'static str, String)>,
@@ -177,7 +222,7 @@ impl std::fmt::Debug for Endpoint {
         let headers: Vec<&str> = self.headers.iter().map(|(name, _)| *name).collect();
         f.debug_struct("Endpoint")
             .field("name", &self.name)
-            .field("url", &self.url)
+            .field("url", &self.route.shown())
             .field("headers", &headers)
             .field("options", &self.options)
             .finish_non_exhaustive()
@@ -185,11 +230,11 @@ impl std::fmt::Debug for Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint posting to `url`.
-    pub(crate) fn new(name: String, url: String, headers: Vec<(&'static str, String)>) -> Self {
+    /// An endpoint posting to `route`.
+    pub(crate) fn new(name: String, route: Route, headers: Vec<(&'static str, String)>) -> Self {
         Self {
             name,
-            url,
+            route,
             headers,
             options: HttpOptions::default(),
             client: Mutex::new(None),
@@ -200,6 +245,11 @@ impl Endpoint {
     pub(crate) fn set_options(&mut self, options: HttpOptions) {
         self.options = options;
         *self.client.get_mut().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    /// The URL requests are posted to.
+    pub(crate) fn url(&self) -> &str {
+        &self.route.url
     }
 
     fn client(&self) -> Result<reqwest::Client, ModelError> {
@@ -260,7 +310,7 @@ impl Endpoint {
         let headers = self.headers(streaming).map_err(Failure::fatal)?;
         let started = Instant::now();
         let sent = client
-            .post(&self.url)
+            .post(&self.route.url)
             .headers(headers)
             .body(body.clone())
             .send()
@@ -268,8 +318,16 @@ impl Endpoint {
         let response = match sent {
             Ok(response) => response,
             Err(error) => {
-                tracing::debug!(error = %error, elapsed_ms = elapsed_ms(started), "model call failed");
-                return Err(Failure::transport(&error));
+                // Not `error` itself: its message shows the URL's user info.
+                tracing::debug!(error = %causes(&error), elapsed_ms = elapsed_ms(started), "model call failed");
+                let mut failure = Failure::transport(&error, &self.route.shown());
+                if error.is_connect() {
+                    failure.error = ModelError::new(
+                        failure.error.kind(),
+                        self.route.connect_message(&causes(&error)),
+                    );
+                }
+                return Err(failure);
             }
         };
         let status = response.status().as_u16();
@@ -283,8 +341,19 @@ impl Endpoint {
             return Ok(response);
         }
         let retry_after = retry_after(response.headers(), SystemTime::now());
-        let text = response.bytes().await.unwrap_or_default();
-        Err(Failure::status(status, &text, retry_after))
+        // The message is in the start of the body: the rest is not read.
+        let text = read_capped(response, ERROR_BODY_BYTES, true, &self.route.shown())
+            .await
+            .unwrap_or_default();
+        let mut failure = Failure::status(status, &text, retry_after);
+        if status == 404 || status == 405 {
+            failure.error = ModelError::new(
+                failure.error.kind(),
+                self.route.not_found_message(failure.error.message()),
+            )
+            .with_status(status);
+        }
+        Err(failure)
     }
 
     /// Decides whether `failure` is retried after `retries` retries: the
@@ -340,8 +409,8 @@ impl Failure {
         }
     }
 
-    fn transport(error: &reqwest::Error) -> Self {
-        Self::retryable(transport_error(error))
+    fn transport(error: &reqwest::Error, url: &str) -> Self {
+        Self::retryable(transport_error(error, url))
     }
 
     fn status(status: u16, body: &[u8], retry_after: Option<Duration>) -> Self {
@@ -378,13 +447,22 @@ impl Failure {
     }
 }
 
-fn transport_error(error: &reqwest::Error) -> ModelError {
-    let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
+/// A failure of the connection or of reading the body, with the URL `url`
+/// as [`Route::shown`] gives it (reqwest's own message would show user
+/// info and query).
+fn transport_error(error: &reqwest::Error, url: &str) -> ModelError {
+    let what = if error.is_timeout() {
+        "the request timed out"
+    } else if error.is_body() || error.is_decode() {
+        "reading the answer failed"
+    } else {
+        "the request failed"
+    };
+    let mut message = format!("{what} (POST {url})");
+    let causes = causes(error);
+    if !causes.is_empty() {
         message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
+        message.push_str(&causes);
     }
     let kind = if error.is_timeout() {
         ModelErrorKind::Timeout
@@ -392,6 +470,52 @@ fn transport_error(error: &reqwest::Error) -> ModelError {
         ModelErrorKind::Connection
     };
     ModelError::new(kind, message)
+}
+
+/// The chain of `error`'s sources, joined with `: ` (without `error`'s own
+/// message, which repeats the URL).
+fn causes(error: &reqwest::Error) -> String {
+    let mut out = Vec::new();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        out.push(cause.to_string());
+        source = cause.source();
+    }
+    out.join(": ")
+}
+
+/// Reads `response`'s body, at most `max` bytes: a `content-length` over it
+/// fails at once, and so does a body that grows past it (`lenient` keeps the
+/// first `max` bytes instead, for error bodies).
+async fn read_capped(
+    mut response: reqwest::Response,
+    max: usize,
+    lenient: bool,
+    url: &str,
+) -> Result<Vec<u8>, Failure> {
+    let declared = response
+        .content_length()
+        .and_then(|n| usize::try_from(n).ok());
+    if !lenient && declared.is_some_and(|n| n > max) {
+        return Err(Failure::fatal(limits::answer_too_large(max)));
+    }
+    let mut body = Vec::with_capacity(declared.unwrap_or(0).min(max).min(1024 * 1024));
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|e| Failure::transport(&e, url))?
+    {
+        let room = max - body.len();
+        if chunk.len() > room {
+            if lenient {
+                body.extend_from_slice(&chunk[..room]);
+                break;
+            }
+            return Err(Failure::fatal(limits::answer_too_large(max)));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The error kind of an HTTP status that is not a success.
@@ -571,7 +695,13 @@ pub(crate) async fn complete<P: Protocol>(
             let result = async {
                 let response = endpoint.attempt(&client, &body, false).await?;
                 let started = Instant::now();
-                let bytes = response.bytes().await.map_err(|e| Failure::transport(&e))?;
+                let bytes = read_capped(
+                    response,
+                    endpoint.options.max_answer_bytes,
+                    false,
+                    &endpoint.route.shown(),
+                )
+                .await?;
                 tracing::debug!(
                     bytes = bytes.len(),
                     elapsed_ms = elapsed_ms(started),
@@ -675,7 +805,8 @@ impl<P: Protocol> StreamRun<'_, P> {
             let attempt = u32::try_from(self.retries.len()).unwrap_or(u32::MAX) + 1;
             tracing::Span::current().record("attempt", attempt);
             let response = self.endpoint.attempt(&client, &self.body, true).await?;
-            self.events = Some(Box::pin(SseByteStream::new(response.bytes_stream())));
+            let body = limits::bounded(response.bytes_stream(), self.endpoint.options.body_limit());
+            self.events = Some(Box::pin(SseByteStream::new(body)));
             self.decoder = P::Decoder::default();
             self.yielded = false;
             return Ok(());
@@ -689,7 +820,10 @@ impl<P: Protocol> StreamRun<'_, P> {
                         .map_err(Failure::decoded)?;
                 }
             }
-            Some(Err(error)) => return Err(Failure::decoded(sse_error(&error))),
+            Some(Err(error)) => {
+                let url = self.endpoint.route.shown();
+                return Err(Failure::decoded(sse_error(&error, &url)));
+            }
             None => self.decoder.end(&mut out).map_err(Failure::decoded)?,
         }
         for event in out {
@@ -748,11 +882,12 @@ impl<P: Protocol> StreamRun<'_, P> {
 }
 
 /// The error a server-sent event stream failed with.
-pub(crate) fn sse_error(error: &sse_stream::Error) -> ModelError {
+pub(crate) fn sse_error(error: &sse_stream::Error, url: &str) -> ModelError {
     match error {
-        sse_stream::Error::Body(source) => match source.downcast_ref::<reqwest::Error>() {
-            Some(error) => {
-                let inner = transport_error(error);
+        sse_stream::Error::Body(source) => match source.downcast_ref::<BodyError>() {
+            Some(BodyError::Limit(error)) => error.clone(),
+            Some(BodyError::Http(error)) => {
+                let inner = transport_error(error, url);
                 ModelError::new(
                     inner.kind(),
                     format!("the connection dropped mid-stream: {}", inner.message()),
@@ -775,11 +910,13 @@ pub(crate) fn sse_error(error: &sse_stream::Error) -> ModelError {
 pub(crate) fn decode_chunks<P: Protocol>(
     chunks: Vec<Vec<u8>>,
 ) -> Vec<Result<ModelEvent, ModelError>> {
-    let input = futures_util::stream::iter(
-        chunks
-            .into_iter()
-            .map(|c| Ok::<Bytes, std::io::Error>(Bytes::from(c))),
-    );
+    let mut limit = HttpOptions::default().body_limit();
+    let input = futures_util::stream::iter(chunks.into_iter().map(move |c| {
+        limit
+            .check(&c)
+            .map(|()| Bytes::from(c))
+            .map_err(BodyError::Limit)
+    }));
     let mut events = SseByteStream::new(input);
     let mut decoder = P::Decoder::default();
     let mut results = Vec::new();
@@ -791,7 +928,7 @@ pub(crate) fn decode_chunks<P: Protocol>(
                     Some(data) => decoder.event(sse.event.as_deref(), data, &mut out),
                     None => Ok(()),
                 },
-                Some(Err(error)) => Err(sse_error(&error)),
+                Some(Err(error)) => Err(sse_error(&error, "")),
                 None => decoder.end(&mut out),
             };
             let done = decoder.done();

@@ -643,7 +643,9 @@ impl<'c> Run<'c> {
             // What the last step added is stored before the next model call.
             self.cancellable(save(session, writer)).await??;
             session.retire_once_loads();
-            let request = session.build_request();
+            // Breakpoints where the current model's provider caches (a
+            // skill's `model:` may have switched it).
+            let request = session.build_request_for(self.model.as_ref());
             let extends_previous = previous.as_ref().map(|p| extends(p, &request));
             self.emit.send(RunEvent::RequestSent {
                 step,

@@ -2,6 +2,8 @@
 //! transcript view and the cache breakpoints.
 
 use super::*;
+use crate::model::Model;
+use crate::request::CacheStrategy;
 
 impl Session {
     /// The index of the first transcript message in view.
@@ -92,26 +94,44 @@ impl Session {
         tools
     }
 
-    /// Builds the next request (F-AGT-1): at most two system blocks (the
-    /// stable one first), tools sorted by name, the transcript view, and the
-    /// cache breakpoints of the agent's strategy (F-AGT-2).
+    /// Builds the next request for `model` (F-AGT-1): at most two system
+    /// blocks (the stable one first), tools sorted by name, the transcript
+    /// view, and the cache breakpoints `model`'s provider needs (F-AGT-2:
+    /// [`Model::cache_strategy`], unless the agent was built with
+    /// [`AgentBuilder::cache`](crate::AgentBuilder::cache)). The
+    /// [`Runner`](crate::Runner) builds every request this way.
     ///
     /// Building has no side effects: building again with nothing appended in
     /// between gives the same request, byte for byte (a retry after a failed
     /// model call, say). With [`Lifetime::Once`](crate::Lifetime::Once), call
     /// [`Session::retire_once_loads`] before building each request (the
     /// [`Runner`](crate::Runner) does).
+    pub fn build_request_for<M: Model + ?Sized>(&self, model: &M) -> ModelRequest {
+        self.build_request_with(self.agent.cache_strategy_for(model))
+    }
+
+    /// Builds the next request without knowing the model: like
+    /// [`Session::build_request_for`], with the breakpoints of the agent's
+    /// [`AgentBuilder::cache`](crate::AgentBuilder::cache) strategy, else
+    /// none ([`CacheStrategy::AutomaticPrefix`]). Use
+    /// [`Session::build_request_for`] when the request goes to a [`Model`]:
+    /// an Anthropic model caches only at breakpoints.
     pub fn build_request(&self) -> ModelRequest {
+        self.build_request_with(self.agent.cache_override().unwrap_or_default())
+    }
+
+    fn build_request_with(&self, cache: CacheStrategy) -> ModelRequest {
         let span = tracing::debug_span!(
             "skills.build_request",
             agent = %self.agent.name(),
+            cache = ?cache,
             messages = Empty,
             tools = Empty,
             system_blocks = Empty,
             bytes = Empty,
         );
         let _entered = span.enter();
-        let request = self.build_request_inner();
+        let request = self.build_request_inner(cache);
         if !span.is_disabled() {
             let bytes = request.system.iter().map(|b| b.text.len()).sum::<usize>()
                 + request
@@ -155,7 +175,7 @@ impl Session {
         due
     }
 
-    pub(super) fn build_request_inner(&self) -> ModelRequest {
+    pub(super) fn build_request_inner(&self, cache: CacheStrategy) -> ModelRequest {
         let start = self.view_start();
         let mut system = Vec::with_capacity(2);
         if !self.stable_system.is_empty() {
@@ -183,7 +203,7 @@ impl Session {
         let previous = self
             .previous_request_end()
             .and_then(|abs| abs.checked_sub(start));
-        request.place_breakpoints(self.agent.config().cache, previous);
+        request.place_breakpoints(cache, previous);
         request
     }
 

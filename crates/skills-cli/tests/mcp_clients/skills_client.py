@@ -9,8 +9,9 @@ lists and gets every skill through the Skills extension (`skills/list`,
 `skills/get`: custom requests, the SDK has no helpers for them), reads every
 file of every skill with `resources/read` and checks its size and sha256
 digest against the manifest, reads the skill folders with
-`resources/directory/read`, lists and calls the fallback tools, and prints a
-JSON summary on standard output. Any failed check raises (exit code 1).
+`resources/directory/read`, lists the fallback tools with their annotations
+and calls them, and prints a JSON summary on standard output. Any failed
+check raises (exit code 1).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ async def exercise(client: Client) -> dict[str, Any]:
         if pages > 1000:
             raise AssertionError("endless paging")
     summary["skills"] = [s["frontmatter"]["name"] for s in skills]
+    summary["uris"] = [s["uri"] for s in skills]
     summary["pages"] = pages
     summary["cache_hints"] = "ttlMs" in page and "cacheScope" in page
 
@@ -84,7 +86,16 @@ async def exercise(client: Client) -> dict[str, Any]:
             digest = "sha256:" + hashlib.sha256(data).hexdigest()
             assert digest == file["digest"], (file["uri"], digest, file["digest"])
             checked += 1
+        # The skill's folder, and every folder of its manifest, as listed.
         root = entry["uri"].rsplit("/SKILL.md", 1)[0]
+        folders = {root}
+        for file in entry["resources"]:
+            parts = file["uri"][len(root) + 1 :].split("/")[:-1]
+            for depth in range(1, len(parts) + 1):
+                folders.add(root + "/" + "/".join(parts[:depth]))
+        for folder in sorted(folders):
+            listing = await call(client, "resources/directory/read", {"uri": folder})
+            assert listing["resources"], (folder, listing)
         listing = await call(client, "resources/directory/read", {"uri": root})
         names = {r["name"] for r in listing["resources"]}
         assert "SKILL.md" in names, listing
@@ -102,6 +113,11 @@ async def exercise(client: Client) -> dict[str, Any]:
     # The fallback tools.
     tools = await client.list_tools()
     summary["tools"] = sorted(t.name for t in tools.tools)
+    summary["annotations"] = {
+        t.name: (t.annotations.model_dump(by_alias=True, exclude_none=True) if t.annotations else None)
+        for t in tools.tools
+    }
+    summary["titles"] = {t.name: t.title for t in tools.tools}
     first = summary["skills"][0]
     loaded = await client.call_tool("load_skill", {"name": first})
     assert not loaded.is_error, loaded

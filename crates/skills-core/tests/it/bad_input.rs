@@ -236,10 +236,6 @@ fn empty_and_fence_only_files() {
         ("---", &["frontmatter-unclosed"]),
         ("---\n", &["frontmatter-unclosed"]),
         ("---\r\n", &["frontmatter-unclosed"]),
-        ("---\n---", &["frontmatter-not-mapping"]),
-        ("---\n---\n", &["frontmatter-not-mapping"]),
-        ("---\n\n---\n", &["frontmatter-not-mapping"]),
-        ("---\n# only a comment\n---\n", &["frontmatter-not-mapping"]),
         ("---\njust text\n---\n", &["frontmatter-not-mapping"]),
         ("----\nname: a\n----\n", &["frontmatter-missing"]),
         (" ---\nname: a\n---\n", &["frontmatter-missing"]),
@@ -251,6 +247,26 @@ fn empty_and_fence_only_files() {
             assert!(outcome.document.is_none());
             assert_eq!(outcome.diagnostics[0].line.map(|l| l <= 2), Some(true));
         }
+    }
+    // An empty frontmatter is not a mapping in strict mode; lenient mode reads it
+    // as one without fields, so the missing name and description are what stop
+    // a skill that has no folder and no body to take them from.
+    for src in [
+        "---\n---",
+        "---\n---\n",
+        "---\n\n---\n",
+        "---\n# only a comment\n---\n",
+    ] {
+        let strict = parse_skill_md(src, Origin::default(), &ValidationOptions::strict());
+        assert_eq!(codes(&strict), vec!["frontmatter-not-mapping"], "{src:?}");
+        let lenient = parse_skill_md(src, Origin::default(), &ValidationOptions::lenient());
+        assert_eq!(
+            codes(&lenient),
+            vec!["name-missing", "description-missing"],
+            "{src:?}"
+        );
+        assert!(lenient.document.is_none());
+        assert!(lenient.diagnostics.iter().all(|d| d.line == Some(1)));
     }
     let outcome = parse_skill_md_bytes(b"", Origin::default(), &ValidationOptions::strict());
     assert_eq!(codes(&outcome), vec!["frontmatter-missing"]);

@@ -68,6 +68,16 @@ const BROKEN: &[(&str, &str, &str)] = &[
         "---\nname: shapes\ndescription: Odd shapes.\nmetadata:\n  author: me\n  tags:\n    - a\nallowed-tools:\n  - Read\ncontext: maybe\nuser-invocable: often\nmodel:\n  id: x\n---\n",
     ),
     (
+        "display title in a folder over 64 characters",
+        "add-ide-style-semantic-code-navigation-and-symbol-safe-refactors-to-agents",
+        "---\nname: \"Add IDE-style semantic code navigation and symbol-safe refactors to agents\"\ndescription: Navigates code by symbol.\n---\nBody.\n",
+    ),
+    (
+        "empty frontmatter, folder that is not a name, body without a paragraph",
+        "Fetch_Tools",
+        "---\n---\n```bash\ncurl -s example.org\n```\n",
+    ),
+    (
         "not a mapping",
         "list",
         "---\n- name: list\n- description: A list.\n---\n",

@@ -2,8 +2,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skills_core::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
+use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
 
+/// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
+/// put a copy a normal user can read).
 pub(crate) fn examples_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SKILLS_EXAMPLES_DIR") {
+        return PathBuf::from(dir).canonicalize().unwrap();
+    }
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/skills")
         .canonicalize()
@@ -165,4 +171,25 @@ pub(crate) fn forking_command(token: &str) -> String {
         "sleep {token}1 & setsid sleep {token}2 & ( (sleep {token}3 &) & ) ; \
          ( setsid bash -c 'sleep {token}4 & sleep {token}5' & ) ; sleep {token}6"
     )
+}
+
+/// The local and the sandbox runtime, roots in `dir`, unrestricted, each
+/// builder passed through `configure` first. The sandbox must work here
+/// (the test fails otherwise; it never passes without running).
+pub(crate) fn both_runtimes(
+    dir: &Path,
+    configure: impl Fn(RuntimeBuilder) -> RuntimeBuilder,
+) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
+    let local =
+        configure(LocalRuntime::builder(dir.join("local")).policy(CommandPolicy::unrestricted()))
+            .build()
+            .unwrap();
+    let sandbox = configure(
+        SandboxRuntime::builder(dir.join("sandbox"))
+            .policy(CommandPolicy::unrestricted())
+            .sandbox_options(crate::sandbox::options(false)),
+    )
+    .build_sandbox()
+    .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
+    vec![("local", Arc::new(local)), ("sandbox", Arc::new(sandbox))]
 }

@@ -29,13 +29,16 @@ async fn layout_for_every_example_and_generated_skill() {
         let root = rustix::process::geteuid().is_root();
         check_layout(Arc::clone(&rt), &format!("layout-{i}"), skill, !root).await;
     }
-    let meta: serde_json::Value = {
-        rt.stage_skill("meta", &skills[0]).await.unwrap();
-        let text = std::fs::read(dir.path().join("ws/meta/metadata.json")).unwrap();
-        serde_json::from_slice(&text).unwrap()
-    };
-    assert_eq!(meta["session_id"], "meta");
-    assert!(meta["skills"][skills[0].name()]["digest"].is_string());
+    rt.stage_skill("meta", &skills[0]).await.unwrap();
+    // threat model: H4 (the runtime's record of a session is never in the
+    // workspace, where the command could change it).
+    let names: Vec<_> = std::fs::read_dir(dir.path().join("ws/meta"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    let mut names = names;
+    names.sort();
+    assert_eq!(names, ["out", "runs", "skills", "work"]);
     for sub in ["work/inputs", "out", "runs", "skills"] {
         assert!(dir.path().join("ws/meta").join(sub).is_dir(), "{sub}");
     }
@@ -646,6 +649,23 @@ async fn run_folders_and_cleanup_right_after_a_run() {
             seen.insert(r.run_dir.clone()),
             "run folder reused: {}",
             r.run_dir
+        );
+        // An empty run folder goes once the run is over; one the command
+        // left something in stays.
+        let gone = rt.root().join("s").join(&r.run_dir);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while gone.exists() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(!gone.exists(), "{} left", r.run_dir);
+        let kept = run(&rt, "s", RunRequest::new("rf", "echo x > \"$RUN_DIR/log\"")).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            rt.root()
+                .join("s")
+                .join(&kept.run_dir)
+                .join("log")
+                .is_file()
         );
         if i % 2 == 1 {
             rt.cleanup("s").await.unwrap();

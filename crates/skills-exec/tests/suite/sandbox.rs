@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use skills_core::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
-use skills_exec::{BWRAP_PATHS, CommandPolicy, SandboxOptions, SandboxRuntime, find_bwrap};
+use skills_exec::{
+    BWRAP_PATHS, CommandPolicy, RunLimits, SandboxOptions, SandboxRuntime, find_bwrap,
+};
 
 use crate::common::*;
 
@@ -16,11 +18,41 @@ fn sandbox(dir: &std::path::Path) -> SandboxRuntime {
 /// A sandbox runtime: one `bwrap` per workspace (`per_run` false, the
 /// default) or one per run.
 fn sandbox_in(dir: &std::path::Path, per_run: bool) -> SandboxRuntime {
+    sandbox_with(dir, options(per_run), RunLimits::default())
+}
+
+/// The options every test sandbox starts from: this crate's helper binary
+/// (or `$SKILLS_SANDBOX_HELPER`, where `.ci/exec-as-user` put a copy a
+/// normal user can read).
+pub(crate) fn options(per_run: bool) -> SandboxOptions {
+    let helper = std::env::var_os("SKILLS_SANDBOX_HELPER")
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_skills-sandbox").into());
+    SandboxOptions::new()
+        .sandbox_per_run(per_run)
+        .helper(helper)
+}
+
+/// A sandbox runtime with workspaces in `dir/ws`. `dir` is made
+/// traversable: as root the sandbox runs as an unprivileged user, who must
+/// reach the workspaces.
+pub(crate) fn sandbox_with(
+    dir: &std::path::Path,
+    options: SandboxOptions,
+    limits: RunLimits,
+) -> SandboxRuntime {
+    traversable(dir);
     SandboxRuntime::builder(dir.join("ws"))
         .policy(CommandPolicy::unrestricted())
-        .sandbox_options(SandboxOptions::new().sandbox_per_run(per_run))
+        .sandbox_options(options)
+        .limits(limits)
         .build_sandbox()
         .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"))
+}
+
+/// Mode 0711 on `dir` (a test's temporary folder is 0700).
+pub(crate) fn traversable(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711)).unwrap();
 }
 
 /// A sandbox runtime (see [`sandbox_in`]) with a generated skill `name`
@@ -255,11 +287,11 @@ async fn allowed_read_paths_are_read_only() {
         )
         .unwrap();
     }
-    let rt = SandboxRuntime::builder(dir.path().join("ws"))
-        .policy(CommandPolicy::unrestricted())
-        .sandbox_options(SandboxOptions::new().allow_read(&tool))
-        .build_sandbox()
-        .unwrap();
+    let rt = sandbox_with(
+        dir.path(),
+        options(false).allow_read(&tool),
+        RunLimits::default(),
+    );
     rt.stage_skill("s", &generated_skill(dir.path(), "tools"))
         .await
         .unwrap();
@@ -346,7 +378,9 @@ async fn runs_of_a_session_are_isolated() {
         "s",
         RunRequest::new(
             "iso",
-            "echo x > /tmp/left; echo y > /dev/shm/left; ipcmk -Q >/dev/null 2>&1; ls -A /tmp /dev/shm",
+            "echo x > /tmp/left; echo y > /dev/shm/left; ipcmk -Q >/dev/null 2>&1; \
+             mkdir -p /tmp/locked/in; echo z > /tmp/locked/in/f; chmod 000 /tmp/locked/in /tmp/locked; \
+             ls -A /tmp /dev/shm",
         ),
     )
     .await;
@@ -356,7 +390,7 @@ async fn runs_of_a_session_are_isolated() {
         "s",
         RunRequest::new(
             "iso",
-            "ls -A /tmp/left /dev/shm/left 2>/dev/null; echo queues=$(ipcs -q 2>/dev/null | grep -c '^0x'); \
+            "ls -A /tmp/left /tmp/locked /dev/shm/left 2>/dev/null; echo queues=$(ipcs -q 2>/dev/null | grep -c '^0x'); \
              yes | head -1; ls /proc/self/fd | sort -n | tr '\\n' ' '",
         ),
     )
@@ -382,26 +416,24 @@ async fn runs_of_a_session_are_isolated() {
         b.stdout.starts_with("b\n") && b.stdout.ends_with("b-alive\n"),
         "{b:?}"
     );
-    assert!(!a.stdout.contains("b\n") && !b.stdout.contains("a\n"));
+    // Whole lines: a workspace below /tmp shows there too, under a name
+    // that may end in either letter.
+    assert!(!a.stdout.lines().any(|l| l == "b") && !b.stdout.lines().any(|l| l == "a"));
     // The slots still work.
     let r = run(&rt, "s", RunRequest::new("iso", "echo again")).await;
     assert_eq!(r.stdout, "again\n");
-    // A normal user's runs get a /proc of their own: only the slot's init
-    // and the run's processes (as root, bubblewrap's covers on the
-    // sandbox's /proc make the kernel refuse a new one).
-    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
-    if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
-        let r = run(
-            &rt,
-            "s",
-            RunRequest::new("iso", "cat /proc/[0-9]*/comm; true"),
-        )
-        .await;
-        let mut names: Vec<&str> = r.stdout.lines().collect();
-        names.sort_unstable();
-        // The glob is expanded by bash before `cat` starts.
-        assert_eq!(names, ["bash", "perl"], "{r:?}");
-    }
+    // Runs get a /proc of their own: only the slot's init and the run's
+    // processes (also as root: the sandbox runs as an unprivileged user).
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new("iso", "cat /proc/[0-9]*/comm; true"),
+    )
+    .await;
+    let mut names: Vec<&str> = r.stdout.lines().collect();
+    names.sort_unstable();
+    // The glob is expanded by bash before `cat` starts.
+    assert_eq!(names, ["bash", "skills-sandbox"], "{r:?}");
 }
 
 /// Processes of the host whose command line mentions `needle`.
@@ -442,6 +474,12 @@ async fn supervisor_killed_from_outside() {
         }
     };
     kill_all();
+    // Between runs: once it is gone (a run sent while it is dying fails,
+    // as a run in flight does, below), the next run starts a new one.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !host_processes(&format!("--bind {ws} {ws}")).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let r = run(&rt, "s", RunRequest::new("sv", "echo after-kill")).await;
     assert_eq!(r.stdout, "after-kill\n", "{r:?}");
     // During a run.
@@ -591,14 +629,14 @@ async fn idle_slots_are_capped() {
         assert_eq!(t.await.unwrap().unwrap().exit_code, Some(0));
     }
     let ws = rt.root().join("s");
-    // The supervisor and its slots: `perl` processes working in the
+    // The supervisor and its slots: helper processes working in the
     // workspace.
     let count = || {
-        host_processes("use File::Path")
+        host_processes("__skills_sandbox supervise")
             .into_iter()
             .filter(|(pid, _)| {
                 std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                    .is_ok_and(|c| c.trim() == "perl")
+                    .is_ok_and(|c| c.trim() == "skills-sandbox")
                     && std::fs::read_link(format!("/proc/{pid}/cwd")).is_ok_and(|c| c == ws)
             })
             .count()
@@ -637,4 +675,177 @@ async fn idle_slots_are_capped() {
         Vec::new(),
         "left after the runtime was dropped"
     );
+}
+
+/// The uid the sandbox runs as on the host: the default sandbox user when
+/// the tests run as root, else the tests' own user.
+fn expected_host_uid() -> u32 {
+    let me = rustix::process::geteuid().as_raw();
+    if me == 0 {
+        skills_exec::DEFAULT_SANDBOX_USER.0
+    } else {
+        me
+    }
+}
+
+/// The `Uid:` line of a host process, as four numbers.
+fn host_uids(pid: u32) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .map(|l| {
+            l.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// threat model: S1
+#[tokio::test(flavor = "multi_thread")]
+async fn sandboxed_code_is_never_host_root() {
+    for per_run in [false, true] {
+        let (_dir, rt) = staged(per_run, "who").await;
+        let token = if per_run { "4781" } else { "4780" };
+        let req = RunRequest::new("who", format!("id -u; sleep {token}")).timeout_secs(60);
+        let running = rt.run("s", &req);
+        let check = async {
+            // The `sleep` itself (bwrap's and the helper's command lines
+            // mention it too).
+            let needle = format!("sleep {token}");
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let mut found = Vec::new();
+            while found.is_empty() && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                found = host_processes(&needle)
+                    .into_iter()
+                    .filter(|(_, c)| c.starts_with("sleep"))
+                    .collect();
+            }
+            assert_eq!(found.len(), 1, "per_run={per_run}: {found:?}");
+            let uids = host_uids(found[0].0);
+            // Seen from the host: real, effective, saved and file-system
+            // ids are all the unprivileged user.
+            assert_eq!(uids, [expected_host_uid(); 4], "per_run={per_run}");
+            let _ = std::process::Command::new("kill")
+                .arg(found[0].0.to_string())
+                .status();
+        };
+        let (r, ()) = tokio::join!(running, check);
+        let r = r.unwrap();
+        assert_eq!(
+            r.stdout.lines().next(),
+            Some(expected_host_uid().to_string().as_str())
+        );
+    }
+}
+
+// threat model: S3, S4
+#[tokio::test(flavor = "multi_thread")]
+async fn host_secrets_and_kernel_settings_are_out_of_reach() {
+    let swappiness = std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap();
+    let core_pattern = std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap();
+    let host_name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    assert!(
+        std::path::Path::new("/etc/shadow").exists(),
+        "no /etc/shadow to test with"
+    );
+    for per_run in [false, true] {
+        let (_dir, rt) = staged(per_run, "sec").await;
+        let cmd = "for f in /etc/shadow /etc/gshadow /etc/sudoers; do \
+                     [ -e $f ] && { head -c 1 $f >/dev/null 2>&1 && echo READ:$f || echo refused:$f; }; done; \
+                   ls /root >/dev/null 2>&1 && echo READ:/root; \
+                   (echo 17 > /proc/sys/vm/swappiness) 2>/dev/null && echo WROTE:swappiness; \
+                   (echo '|/tmp/x' > /proc/sys/kernel/core_pattern) 2>/dev/null && echo WROTE:core_pattern; \
+                   hostname evil 2>/dev/null && echo CHANGED:hostname; \
+                   unshare -Uru hostname evil2 2>/dev/null && echo UNSHARED; \
+                   python3 -c 'import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)' 2>/dev/null && echo VSOCK; \
+                   (echo 500 > /proc/self/oom_score_adj) 2>/dev/null && echo WROTE:proc; \
+                   grep -E '^(Seccomp|NoNewPrivs|CapEff|CapBnd):' /proc/self/status; hostname";
+        let r = run(&rt, "s", RunRequest::new("sec", cmd)).await;
+        for bad in ["READ:", "WROTE:", "CHANGED:", "UNSHARED", "VSOCK"] {
+            assert!(
+                !r.stdout.contains(bad),
+                "per_run={per_run}: {bad} in {}",
+                r.stdout
+            );
+        }
+        assert!(r.stdout.contains("refused:/etc/shadow"), "{}", r.stdout);
+        // The seccomp filter (mode 2), no new privileges, no capabilities
+        // now or ever.
+        for want in [
+            "Seccomp:\t2",
+            "NoNewPrivs:\t1",
+            "CapEff:\t0000000000000000",
+            "CapBnd:\t0000000000000000",
+        ] {
+            assert!(
+                r.stdout.contains(want),
+                "per_run={per_run}: {want} in {}",
+                r.stdout
+            );
+        }
+        assert!(r.stdout.ends_with("skills-sandbox\n"), "{}", r.stdout);
+        // The next run sees the same host name.
+        let r = run(&rt, "s", RunRequest::new("sec", "hostname")).await;
+        assert_eq!(r.stdout, "skills-sandbox\n");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap(),
+        swappiness
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/core_pattern").unwrap(),
+        core_pattern
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap(),
+        host_name
+    );
+}
+
+// threat model: S3
+#[tokio::test(flavor = "multi_thread")]
+async fn set_id_bits_cannot_be_planted() {
+    for per_run in [false, true] {
+        let (_dir, rt) = staged(per_run, "suid").await;
+        let cmd = "cp /bin/bash $OUTPUT_DIR/sh && chmod 755 $OUTPUT_DIR/sh && echo copied; \
+                   chmod 4755 $OUTPUT_DIR/sh 2>/dev/null && echo SETUID; \
+                   chmod g+s $OUTPUT_DIR/sh 2>/dev/null && echo SETGID; \
+                   python3 -c 'import os; os.close(os.open(os.environ[\"OUTPUT_DIR\"] + \"/made\", os.O_CREAT | os.O_WRONLY, 0o4755))' 2>/dev/null && echo CREATED; \
+                   install -m 4755 /bin/true $OUTPUT_DIR/inst 2>/dev/null && echo INSTALLED; \
+                   stat -c '%a %n' $OUTPUT_DIR/*";
+        let r = run(&rt, "s", RunRequest::new("suid", cmd)).await;
+        assert!(r.stdout.contains("copied"), "{r:?}");
+        for bad in ["SETUID", "SETGID", "CREATED", "INSTALLED"] {
+            assert!(
+                !r.stdout.contains(bad),
+                "per_run={per_run}: {bad} in {}",
+                r.stdout
+            );
+        }
+        let out = rt.root().join("s/out");
+        for entry in std::fs::read_dir(&out).unwrap().flatten() {
+            use std::os::unix::fs::MetadataExt;
+            let m = entry.metadata().unwrap();
+            assert_eq!(m.mode() & 0o6000, 0, "{:?} is set-ID", entry.path());
+            assert_ne!(m.uid(), 0, "{:?} belongs to root", entry.path());
+        }
+        // Run from outside by another user, the copy gives that user's
+        // ids, never root's (only root can switch to another user here).
+        if rustix::process::geteuid().is_root() {
+            let sh = out.join("sh");
+            let o = std::process::Command::new("setpriv")
+                .args(["--reuid=4242", "--regid=4242", "--clear-groups"])
+                .arg(&sh)
+                .args(["-p", "-c", "id -u; id -g"])
+                .output()
+                .unwrap();
+            // The workspace is not even reachable for that user, or the
+            // copy runs as that user.
+            let text = String::from_utf8_lossy(&o.stdout);
+            assert!(!o.status.success() || text == "4242\n4242\n", "{o:?}");
+        }
+    }
 }

@@ -543,16 +543,22 @@ async fn a_cancelled_rescan_still_finishes_before_the_next_scan_starts() {
     let env = FsEnv::default().with_vfs(slow.clone());
     let provider =
         Arc::new(FsProvider::open_with_env([root.path()], FsOptions::default(), env).await);
+    let scans_before = slow.read_dirs.load(Ordering::SeqCst);
     let first = {
         let provider = Arc::clone(&provider);
         tokio::spawn(async move { provider.rescan().await })
     };
-    // Let it reach the slow `read_dir`, then cancel it.
-    while slow.running.load(Ordering::SeqCst) == 0 {
+    // Let it reach the slow `read_dir` (a count that only grows, so a thread
+    // paused past the delay cannot miss it), then cancel it.
+    while slow.read_dirs.load(Ordering::SeqCst) == scans_before {
         tokio::task::yield_now().await;
     }
     first.abort();
-    assert!(first.await.expect_err("aborted").is_cancelled());
+    // On a loaded machine the rescan may have finished before the abort;
+    // either way the next scan must not overlap it.
+    if let Err(err) = first.await {
+        assert!(err.is_cancelled(), "{err}");
+    }
     let discovery = provider.rescan().await;
     assert_eq!(discovery.skills.len(), 1);
     assert_eq!(

@@ -6,42 +6,94 @@ use std::path::Path;
 
 use skills_core::{Code, Mode, SkillProvider, ValidationOptions};
 use skills_fs::{FsOptions, FsProvider, SkillFs, lint_skill_dir, resource_facts};
+use skills_testkit::marketplace::MarketSkill;
 
 use super::support::{block_on, write_file};
 
 #[test]
-fn every_marketplace_skill_with_a_description_loads() {
+fn every_marketplace_skill_loads() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let stats = skills_testkit::marketplace::write(tmp.path(), 2026, 2_900).expect("write");
     assert_eq!(stats.skills, 2_900);
     let empty = stats.skills - stats.with_description;
-    assert!((40..=140).contains(&empty), "about 3 % empty: {empty}");
+    assert!(
+        (60..=180).contains(&empty),
+        "about 4 % empty or missing: {empty}"
+    );
+    assert!(stats.missing_description > 10);
+    assert!(stats.paragraphless_bodies > 5);
+    assert!(stats.long_folders > 400, "{}", stats.long_folders);
+    assert!(stats.odd_folders > 5);
+    assert!(stats.missing_name > 3);
     assert!(stats.with_extension_fields > stats.skills / 2);
 
+    // Every folder loads (F-FMT-3): a title in a folder over 64 characters, a
+    // folder that is not a name, a missing name or description.
     let provider = FsProvider::new([tmp.path()], FsOptions::default());
     let catalog = block_on(provider.list()).expect("list");
-    assert_eq!(catalog.len(), stats.with_description);
-
-    // Loaded under the folder name, with the title kept.
-    let skill = skills_testkit::marketplace::generate(2026, 2_900)
-        .into_iter()
-        .find(|s| !s.empty_description)
-        .expect("one loads");
-    let loaded = block_on(provider.get(&skill.folder)).expect("get");
-    assert_eq!(loaded.metadata.name.as_str(), skill.folder);
-    assert_eq!(loaded.metadata.title.as_deref(), Some(skill.title.as_str()));
-
-    // Every skipped skill is skipped for its empty description only.
+    assert_eq!(catalog.len(), stats.skills);
     let diagnostics = block_on(provider.diagnostics());
     let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
-    assert_eq!(errors.len(), empty);
-    assert!(errors.iter().all(|d| d.code == Code::DescriptionEmpty));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(
+        !diagnostics.iter().any(|d| d.code == Code::SkillDuplicate),
+        "no two generated skills share a name"
+    );
+
+    // Loaded under the folder name (or the name derived from it), with the
+    // title kept and a description from the body when it has none.
+    let generated = skills_testkit::marketplace::generate(2026, 2_900);
+    for pick in [
+        |s: &&MarketSkill| !s.empty_description && !s.long_folder,
+        |s: &&MarketSkill| s.long_folder && !s.missing_name,
+        |s: &&MarketSkill| s.odd_folder,
+        |s: &&MarketSkill| s.empty_description && !s.missing_name,
+    ] {
+        let skill = generated.iter().find(pick).expect("one of each shape");
+        let loaded = block_on(provider.get(&skill.name)).expect("get");
+        assert_eq!(loaded.metadata.name.as_str(), skill.name);
+        if !skill.missing_name {
+            assert_eq!(loaded.metadata.title.as_deref(), Some(skill.title.as_str()));
+        }
+        if skill.empty_description {
+            assert_eq!(loaded.metadata.description, skill.title);
+        }
+    }
 
     // Strict mode still refuses every one of them (the titles are not names).
     let strict = FsOptions::default().with_validation(ValidationOptions::strict());
     let found = SkillFs::new(strict.clone()).discover(&[tmp.path().to_path_buf()]);
     assert_eq!(found.skills.iter().filter(|s| s.is_valid()).count(), 0);
     assert_eq!(strict.validation.mode, Mode::Strict);
+}
+
+/// A name derived from a folder that is not a valid name can equal another
+/// skill's name: the providers' collision rule applies, with a warning naming
+/// both folders, never silently.
+#[test]
+fn a_derived_name_that_collides_is_reported() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write_file(
+        &tmp.path().join("PDF_Tools/SKILL.md"),
+        "---\nname: PDF Tools\ndescription: Derived.\n---\nBody\n",
+    );
+    write_file(
+        &tmp.path().join("pdf-tools/SKILL.md"),
+        "---\nname: pdf-tools\ndescription: Written.\n---\nBody\n",
+    );
+    let provider = FsProvider::new([tmp.path()], FsOptions::default());
+    let catalog = block_on(provider.list()).expect("list");
+    assert_eq!(catalog.len(), 1);
+    let duplicates: Vec<_> = block_on(provider.diagnostics())
+        .into_iter()
+        .filter(|d| d.code == Code::SkillDuplicate)
+        .collect();
+    assert_eq!(duplicates.len(), 1, "{duplicates:?}");
+    assert!(
+        duplicates[0].message.contains("PDF_Tools") && duplicates[0].message.contains("pdf-tools"),
+        "{}",
+        duplicates[0].message
+    );
 }
 
 /// A skill shaped like a well-known PDF skill, whose body names `FORMS.md` and

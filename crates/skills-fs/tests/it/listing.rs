@@ -22,7 +22,7 @@ fn populate(root: &Root) {
         ("lister/assets/Big.csv", "x,y\n1,2\n"),
         (
             "lister/references/SKILL.md",
-            "a nested SKILL.md is an ordinary file",
+            "a nested SKILL.md stays a file of the enclosing skill",
         ),
     ] {
         root.write(path, text);

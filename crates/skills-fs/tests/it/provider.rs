@@ -43,11 +43,11 @@ fn get_of_a_skill_broken_since_the_scan_is_invalid_skill() {
     let provider = root.provider();
     root.write(
         "fragile/SKILL.md",
-        "---\nname: fragile\n---\nNo description now.\n",
+        "---\nname: fragile\ndescription: [unclosed\n---\nBroken YAML now.\n",
     );
 
     let err = expect_kind(get(&provider, "fragile"), ErrorKind::InvalidSkill);
-    assert!(err.message().contains("description-missing"), "{err}");
+    assert!(err.message().contains("yaml-invalid"), "{err}");
     assert!(err.message().contains("fragile"), "{err}");
     assert_good_loads(&provider);
 }

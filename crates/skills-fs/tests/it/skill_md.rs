@@ -201,13 +201,19 @@ fn missing_description_is_reported_with_a_line() {
     let root = Root::new();
     root.write("nodesc/SKILL.md", "---\nname: nodesc\n---\nBody.\n");
 
-    let shown = assert_skipped(
-        &root,
-        FsOptions::default(),
-        "nodesc",
-        Code::DescriptionMissing,
-    );
+    // Strict mode skips the skill.
+    let strict = FsOptions::default().with_validation(ValidationOptions::strict());
+    let shown = assert_skipped(&root, strict, "nodesc", Code::DescriptionMissing);
     assert!(shown.contains("nodesc/SKILL.md:"), "{shown}");
+
+    // Lenient mode loads it with the body's first paragraph, and warns.
+    let provider = root.provider();
+    let diag = one_diag(&provider, Code::DescriptionMissing);
+    assert_eq!(diag.severity, Severity::Warning, "{diag}");
+    assert!(diag.to_string().contains("nodesc/SKILL.md:1:"), "{diag}");
+    assert_eq!(names(&provider), vec!["good", "nodesc"]);
+    let skill = get(&provider, "nodesc").expect("loads");
+    assert_eq!(skill.metadata.description, "Body.");
 }
 
 #[test]

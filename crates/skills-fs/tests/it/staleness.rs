@@ -163,8 +163,14 @@ fn staleness_check_with_nothing_changed_stats_each_folder_once() {
     assert_eq!(f.names().len(), 22);
 
     let counts = f.fs.counts();
-    // The root, `group/`, and 22 skill folders; nothing else.
-    assert_eq!(counts.of(FsOp::Metadata), 1 + 1 + 22, "{:#?}", counts.calls);
+    // The root, `group/`, 22 skill folders and the one folder inside a skill
+    // (`good/references/`, searched for nested skills); nothing else.
+    assert_eq!(
+        counts.of(FsOp::Metadata),
+        1 + 1 + 22 + 1,
+        "{:#?}",
+        counts.calls
+    );
     assert_eq!(counts.total(), counts.of(FsOp::Metadata));
     for (_, path) in &counts.calls {
         assert_eq!(
@@ -183,6 +189,22 @@ fn staleness_check_with_nothing_changed_stats_each_folder_once() {
 }
 
 #[test]
+fn a_skill_nested_in_an_existing_folder_of_a_skill_is_noticed() {
+    let f = Fixture::new(|root| {
+        root.skill("outer", "Outer.");
+        root.write("outer/refunds/notes.md", "notes\n");
+    });
+    assert_eq!(f.names(), ["good", "outer"]);
+    f.after_cooldown();
+    assert_eq!(f.names(), ["good", "outer"]);
+    assert_eq!(f.scans(), 0, "nothing changed");
+    // Only `outer/refunds/` changes: it is watched like every searched folder.
+    f.root.skill("outer/refunds", "Refunds.");
+    f.after_cooldown();
+    assert_eq!(f.names(), ["good", "outer", "refunds"]);
+}
+
+#[test]
 fn watch_skill_md_adds_one_stat_per_skill_md() {
     let options = FsOptions::default().with_watch_skill_md(true);
     let f = Fixture::build(options, true, |root| {
@@ -191,9 +213,9 @@ fn watch_skill_md_adds_one_stat_per_skill_md() {
     f.after_cooldown();
     f.names();
     let counts = f.fs.counts();
-    // Root + 2 skill folders + 2 SKILL.md files.
-    assert_eq!(counts.of(FsOp::Metadata), 5, "{:#?}", counts.calls);
-    assert_eq!(counts.total(), 5);
+    // Root + 2 skill folders + `good/references/` + 2 SKILL.md files.
+    assert_eq!(counts.of(FsOp::Metadata), 6, "{:#?}", counts.calls);
+    assert_eq!(counts.total(), 6);
     assert_eq!(f.scans(), 0);
 }
 
@@ -247,16 +269,16 @@ fn skill_broken_on_disk_is_reported_and_dropped_while_others_stay() {
         root.skill("fragile", "Body.");
         root.skill("sturdy", "Sturdy body.");
     });
-    assert!(diags_with(&f.provider, Code::DescriptionMissing).is_empty());
+    assert!(diags_with(&f.provider, Code::YamlInvalid).is_empty());
     save_by_rename(
         &f.root.join("fragile/SKILL.md"),
-        "---\nname: fragile\n---\nNo description now.\n",
+        "---\nname: fragile\ndescription: [unclosed\n---\nBroken YAML now.\n",
     );
     backdate(&f.root.path());
 
     f.after_cooldown();
     assert_eq!(f.names(), ["good", "sturdy"]);
-    let diags = diags_with(&f.provider, Code::DescriptionMissing);
+    let diags = diags_with(&f.provider, Code::YamlInvalid);
     assert_eq!(diags.len(), 1, "{diags:#?}");
     assert!(
         diags[0]
@@ -280,7 +302,7 @@ fn skill_broken_on_disk_is_reported_and_dropped_while_others_stay() {
     f.after_cooldown();
     assert_eq!(f.names(), ["fragile", "good", "sturdy"]);
     assert_eq!(f.scans(), 1);
-    assert!(diags_with(&f.provider, Code::DescriptionMissing).is_empty());
+    assert!(diags_with(&f.provider, Code::YamlInvalid).is_empty());
 }
 
 #[test]
@@ -516,7 +538,12 @@ fn zero_cooldown_checks_on_every_call() {
     );
     f.names();
     let once = f.fs.total();
-    assert_eq!(once, 2, "root and `good`: {:#?}", f.fs.counts().calls);
+    assert_eq!(
+        once,
+        3,
+        "root, `good` and `good/references`: {:#?}",
+        f.fs.counts().calls
+    );
     f.names();
     assert_eq!(f.fs.total(), 2 * once);
     f.root.skill("newcomer", "New.");
@@ -563,8 +590,9 @@ fn symlink_loops_are_checked_once_and_changes_behind_them_seen() {
     assert_eq!(f.names(), ["good", "nested"]);
     let counts = f.fs.counts();
     assert_eq!(counts.of(FsOp::ReadDir), 0, "{:#?}", counts.calls);
-    // Root, good, loop-a, loop-a/nested, loop-b (reached once, through a link or not).
-    assert_eq!(counts.of(FsOp::Metadata), 5, "{:#?}", counts.calls);
+    // Root, good, good/references, loop-a, loop-a/nested, loop-b (reached
+    // once, through a link or not).
+    assert_eq!(counts.of(FsOp::Metadata), 6, "{:#?}", counts.calls);
 
     f.root.skill("loop-b/late", "Late.");
     f.after_cooldown();
