@@ -54,7 +54,7 @@ mod sys;
 pub mod transport;
 
 #[cfg(target_os = "linux")]
-pub use spawn::ChildSetup;
+pub use spawn::{ChildSetup, Program, Spawned};
 
 use std::ffi::OsString;
 use std::sync::atomic::{AtomicBool, Ordering};

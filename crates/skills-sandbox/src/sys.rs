@@ -189,3 +189,311 @@ where
         cmd.pre_exec(f);
     }
 }
+
+/// What the child of [`spawn_vfork`] does before `execve`, all prepared in
+/// the parent: the child shares the parent's memory (the parent's other
+/// threads keep running), so it may not allocate or take a lock; it only
+/// makes system calls with what this holds.
+pub(crate) struct ExecPlan {
+    /// The program, an absolute path (no `PATH` search).
+    pub(crate) path: std::ffi::CString,
+    /// `argv`, null-terminated, pointing into `strings`.
+    argv: Vec<*const libc::c_char>,
+    /// `envp`, null-terminated, pointing into `strings`.
+    envp: Vec<*const libc::c_char>,
+    /// The strings `argv` and `envp` point into (never moved: a
+    /// `CString` keeps its bytes on the heap).
+    _strings: Vec<std::ffi::CString>,
+    /// The working folder.
+    pub(crate) cwd: std::ffi::CString,
+    /// Standard input, output and error, duplicated onto 0, 1 and 2.
+    pub(crate) stdio: [RawFd; 3],
+    /// A process group of its own (`setpgid(0, 0)`).
+    pub(crate) process_group: bool,
+    /// `cgroup.procs` files (open for writing) to join.
+    pub(crate) cgroups: Vec<RawFd>,
+    /// Resource limits, soft and hard.
+    pub(crate) rlimits: Vec<(rustix::process::Resource, u64)>,
+    /// Descriptors the program inherits under their own number.
+    pub(crate) inherit: Vec<RawFd>,
+    /// Every other descriptor above 2 is closed at `exec`.
+    pub(crate) close_inherited: bool,
+}
+
+impl ExecPlan {
+    /// A plan for `path` with `argv` (`argv[0]` included) and `envp`
+    /// (`NAME=value` strings) in `cwd`; the rest is set on the fields.
+    pub(crate) fn new(
+        path: std::ffi::CString,
+        argv: Vec<std::ffi::CString>,
+        envp: Vec<std::ffi::CString>,
+        cwd: std::ffi::CString,
+        stdio: [RawFd; 3],
+    ) -> Self {
+        let pointers = |strings: &[std::ffi::CString]| {
+            strings
+                .iter()
+                .map(|s| s.as_ptr())
+                .chain(std::iter::once(std::ptr::null()))
+                .collect::<Vec<_>>()
+        };
+        let argv_ptrs = pointers(&argv);
+        let envp_ptrs = pointers(&envp);
+        let mut strings = argv;
+        strings.extend(envp);
+        Self {
+            path,
+            argv: argv_ptrs,
+            envp: envp_ptrs,
+            _strings: strings,
+            cwd,
+            stdio,
+            process_group: false,
+            cgroups: Vec::new(),
+            rlimits: Vec::new(),
+            inherit: Vec::new(),
+            close_inherited: false,
+        }
+    }
+}
+
+/// The child's stack: a few system calls need little.
+const VFORK_STACK_BYTES: usize = 64 * 1024;
+
+/// What the child reports before it gives up: the step that failed and
+/// its `errno`.
+struct ChildArgs<'a> {
+    plan: &'a ExecPlan,
+    report: RawFd,
+}
+
+/// Steps of the child, reported with the error of the one that failed.
+const STEP_SIGNALS: i32 = 1;
+const STEP_STDIO: i32 = 2;
+const STEP_GROUP: i32 = 3;
+const STEP_CWD: i32 = 4;
+const STEP_CGROUP: i32 = 5;
+const STEP_RLIMIT: i32 = 6;
+const STEP_INHERIT: i32 = 7;
+const STEP_EXEC: i32 = 8;
+
+/// Starts `plan`'s program as `posix_spawn` does (`clone` with
+/// `CLONE_VM | CLONE_VFORK`: no copy of this process's memory), with the
+/// setup of [`ExecPlan`] run in the child before `execve`. Returns the
+/// child's pid and a pidfd for it; the caller reaps it.
+///
+/// # Errors
+///
+/// `clone` failing, or any step of the child failing (the child then
+/// exits with 127 and is reaped here), with the step named.
+pub(crate) fn spawn_vfork(plan: &ExecPlan) -> io::Result<(i32, std::os::fd::OwnedFd)> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let (report_r, report_w) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let mut stack = vec![0u8; VFORK_STACK_BYTES];
+    let args = ChildArgs {
+        plan,
+        report: report_w.as_raw_fd(),
+    };
+    // The stack grows down from its end, 16-byte aligned.
+    let top = {
+        let end = stack.as_mut_ptr_range().end as usize;
+        (end & !15) as *mut libc::c_void
+    };
+    let mut pidfd: libc::c_int = -1;
+    // Every signal is blocked around `clone` so that no handler of this
+    // process runs in the child, which shares its memory, before the child
+    // has put every handler back to the default (see `vfork_child`).
+    let old = set_sigmask(&sigset(true));
+    // SAFETY: `vfork_child` runs on `stack`, which outlives the call
+    // (`CLONE_VFORK` suspends this thread until the child has called
+    // `execve` or exited), and reads `args`, which lives on this stack
+    // frame for as long; it makes only system calls (see its comments).
+    // `CLONE_PIDFD` writes the pidfd to `pidfd`.
+    let pid = unsafe {
+        libc::clone(
+            vfork_child,
+            top,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+            (&raw const args).cast_mut().cast::<libc::c_void>(),
+            &raw mut pidfd,
+        )
+    };
+    let clone_error = io::Error::last_os_error();
+    set_sigmask(&old);
+    drop(report_w);
+    drop(stack);
+    if pid == -1 {
+        return Err(clone_error);
+    }
+    // SAFETY: `CLONE_PIDFD` made `pidfd` a new descriptor owned by nobody
+    // else.
+    let pidfd = unsafe { std::os::fd::OwnedFd::from_raw_fd(pidfd) };
+    let mut report = [0u8; 8];
+    let got = rustix::io::read(&report_r, &mut report).unwrap_or(0);
+    if got == report.len() {
+        let step = i32::from_ne_bytes([report[0], report[1], report[2], report[3]]);
+        let errno = i32::from_ne_bytes([report[4], report[5], report[6], report[7]]);
+        // The child has exited (127): reap it.
+        let _ = rustix::process::waitid(
+            rustix::process::WaitId::PidFd(std::os::fd::AsFd::as_fd(&pidfd)),
+            rustix::process::WaitIdOptions::EXITED,
+        );
+        let what = match step {
+            STEP_SIGNALS => "resetting signals",
+            STEP_STDIO => "setting standard input and output",
+            STEP_GROUP => "making a process group",
+            STEP_CWD => "entering the working folder",
+            STEP_CGROUP => "joining the run's cgroup",
+            STEP_RLIMIT => "setting a resource limit",
+            STEP_INHERIT => "passing a descriptor",
+            _ => "executing the program",
+        };
+        let error = io::Error::from_raw_os_error(errno);
+        return Err(io::Error::new(error.kind(), format!("{what}: {error}")));
+    }
+    Ok((pid, pidfd))
+}
+
+/// The child of [`spawn_vfork`]: runs on its own stack in the parent's
+/// memory, until `execve`. Only system calls: no allocation, no lock, no
+/// thread-local state of the parent's but the `errno` the libc wrappers
+/// write (the parent's thread is suspended and does not read it).
+extern "C" fn vfork_child(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the `ChildArgs` of `spawn_vfork`, alive while the
+    // parent's thread is suspended.
+    let args = unsafe { &*arg.cast::<ChildArgs<'_>>() };
+    let plan = args.plan;
+    let fail = |step: i32, errno: i32| -> ! {
+        let mut report = [0u8; 8];
+        report[..4].copy_from_slice(&step.to_ne_bytes());
+        report[4..].copy_from_slice(&errno.to_ne_bytes());
+        // SAFETY: writes the 8 bytes above to the report pipe.
+        unsafe { libc::write(args.report, report.as_ptr().cast(), report.len()) };
+        // SAFETY: ends the child without running anything of the parent's.
+        unsafe { libc::_exit(127) }
+    };
+    // Every handler back to the default (an ignored signal stays ignored,
+    // as `exec` keeps it, except SIGPIPE, which Rust ignores for itself),
+    // then the signal mask the program expects: empty.
+    for sig in 1..65 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        if let Err(errno) = default_action(sig) {
+            fail(STEP_SIGNALS, errno);
+        }
+    }
+    set_sigmask(&sigset(false));
+    for (target, &fd) in (0..).zip(plan.stdio.iter()) {
+        // `dup2` onto 0, 1 and 2 of this child (its own table: no
+        // `CLONE_FILES`); a descriptor already there only loses
+        // close-on-exec.
+        let rc = if fd == target {
+            // SAFETY: clears the flags of a descriptor of this child.
+            unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }
+        } else {
+            // SAFETY: duplicates a descriptor of this child onto `target`.
+            unsafe { libc::dup2(fd, target) }
+        };
+        if rc == -1 {
+            fail(STEP_STDIO, errno());
+        }
+    }
+    if plan.process_group
+        && let Err(e) = rustix::process::setpgid(None, None)
+    {
+        fail(STEP_GROUP, e.raw_os_error());
+    }
+    if let Err(e) = rustix::process::chdir(plan.cwd.as_c_str()) {
+        fail(STEP_CWD, e.raw_os_error());
+    }
+    for &fd in &plan.cgroups {
+        // SAFETY: writes two bytes from a static buffer.
+        if unsafe { libc::write(fd, b"0".as_ptr().cast(), 1) } != 1 {
+            fail(STEP_CGROUP, errno());
+        }
+    }
+    for &(resource, value) in &plan.rlimits {
+        let limit = rustix::process::Rlimit {
+            current: Some(value),
+            maximum: Some(value),
+        };
+        if let Err(e) = rustix::process::setrlimit(resource, limit) {
+            fail(STEP_RLIMIT, e.raw_os_error());
+        }
+    }
+    if plan.close_inherited {
+        cloexec_from(3);
+    }
+    for &fd in &plan.inherit {
+        // SAFETY: clears close-on-exec on a descriptor the plan names.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } == -1 {
+            fail(STEP_INHERIT, errno());
+        }
+    }
+    // The report pipe closes at `execve` (close-on-exec): the parent then
+    // reads nothing.
+    // SAFETY: `path`, `argv` and `envp` are null-terminated and point into
+    // strings the plan keeps alive.
+    unsafe {
+        libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
+    }
+    fail(STEP_EXEC, errno())
+}
+
+/// An empty signal set, or a full one.
+fn sigset(full: bool) -> libc::sigset_t {
+    // SAFETY: `sigset_t` is plain integers; all zeros is the empty set.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    if full {
+        // SAFETY: fills the set given, nothing else.
+        unsafe { libc::sigfillset(&raw mut set) };
+    }
+    set
+}
+
+/// Sets the calling thread's signal mask; returns the one it replaced.
+fn set_sigmask(set: &libc::sigset_t) -> libc::sigset_t {
+    let mut old = sigset(false);
+    // SAFETY: reads `set`, writes `old`, both alive for the call.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, set, &raw mut old) };
+    old
+}
+
+/// A `sigaction` with no handler, no flags and an empty mask.
+fn no_action() -> libc::sigaction {
+    // SAFETY: `sigaction` is plain data; all zeros is `SIG_DFL` with no
+    // flags and an empty mask.
+    unsafe { std::mem::zeroed() }
+}
+
+/// Puts `sig`'s handler back to the default unless it is the default or
+/// ignored (an ignored signal stays ignored, as `exec` keeps it), except
+/// SIGPIPE, which Rust ignores for itself: it goes back to the default,
+/// as `std::process::Command` does. Only system calls: safe in the child
+/// of [`spawn_vfork`], whose handler table is its own (no
+/// `CLONE_SIGHAND`).
+fn default_action(sig: libc::c_int) -> Result<(), i32> {
+    let mut current = no_action();
+    // SAFETY: writes the current action of `sig` to `current`.
+    if unsafe { libc::sigaction(sig, std::ptr::null(), &raw mut current) } != 0 {
+        // Not a signal this kernel has.
+        return Ok(());
+    }
+    if current.sa_sigaction == libc::SIG_DFL
+        || (current.sa_sigaction == libc::SIG_IGN && sig != libc::SIGPIPE)
+    {
+        return Ok(());
+    }
+    let default = no_action();
+    // SAFETY: reads `default`, an action with the default handler.
+    if unsafe { libc::sigaction(sig, &raw const default, std::ptr::null_mut()) } != 0 {
+        return Err(errno());
+    }
+    Ok(())
+}
+
+/// The calling thread's `errno`.
+fn errno() -> i32 {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
