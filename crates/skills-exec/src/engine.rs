@@ -24,6 +24,7 @@ use tracing::Instrument;
 
 use crate::artifact::ArtifactService;
 use crate::capture::read_capped;
+use crate::child::Running;
 use crate::collect::{CollectSpec, collect, sniff};
 use crate::exec::ExecSession;
 use crate::fsutil::{DirHandle, Opened, Owner, blocking, euid, io_error, is_within, join_rel};
@@ -740,8 +741,15 @@ impl Engine {
             Some((r, w)) => (Some(r), Some(w)),
             None => (None, None),
         };
-        let cmd = self.spawn_command(prepared, status_w, procs)?;
-        let mut outcome = execute(cmd, prepared, stdin, timeout, self.cfg.output_cap).await?;
+        let running = match &self.cfg.launcher {
+            Launcher::Local => self.spawn_local(prepared, procs, stdin.is_some())?,
+            Launcher::Sandbox(_) => spawn_tokio(
+                self.spawn_command(prepared, status_w, procs)?,
+                prepared,
+                stdin.is_some(),
+            )?,
+        };
+        let mut outcome = execute(running, prepared, stdin, timeout, self.cfg.output_cap).await?;
         if let Some(r) = status_r
             && let Some(notes) = read_status(r)
         {
@@ -784,17 +792,7 @@ impl Engine {
             Launcher::Local => {
                 let mut cmd = std::process::Command::new(program);
                 cmd.args(args).current_dir(&prepared.cwd);
-                let mut setup = skills_sandbox::ChildSetup::new();
-                setup.close_inherited();
-                let mut rlimits = self.cfg.enforcement.rlimits.clone();
-                skills_sandbox::protocol::lower_file_size(&mut rlimits, prepared.file_size_limit);
-                for l in rlimits {
-                    setup.rlimit(l);
-                }
-                for c in cgroups {
-                    setup.join_cgroup(c);
-                }
-                setup.install(&mut cmd);
+                self.local_setup(prepared, cgroups).install(&mut cmd);
                 cmd
             }
             Launcher::Sandbox(sb) => {
@@ -814,6 +812,53 @@ impl Engine {
         };
         cmd.env_clear().envs(&prepared.env);
         Ok(tokio::process::Command::from(cmd))
+    }
+
+    /// What a local command gets between `fork` and `exec`: no inherited
+    /// descriptors, the run's resource limits (its file size lowered to
+    /// what is left of the disk cap) and its cgroups.
+    fn local_setup(
+        &self,
+        prepared: &Prepared,
+        cgroups: Vec<OwnedFd>,
+    ) -> skills_sandbox::ChildSetup {
+        let mut setup = skills_sandbox::ChildSetup::new();
+        setup.close_inherited();
+        let mut rlimits = self.cfg.enforcement.rlimits.clone();
+        skills_sandbox::protocol::lower_file_size(&mut rlimits, prepared.file_size_limit);
+        for l in rlimits {
+            setup.rlimit(l);
+        }
+        for c in cgroups {
+            setup.join_cgroup(c);
+        }
+        setup
+    }
+
+    /// Starts a prepared local command without a `fork` (see
+    /// [`Running::spawn_direct`]).
+    fn spawn_local(
+        &self,
+        prepared: &Prepared,
+        cgroups: Vec<OwnedFd>,
+        stdin: bool,
+    ) -> WorkspaceResult<Running> {
+        let (program, args) = &prepared.inner;
+        let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = prepared
+            .env
+            .iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        Running::spawn_direct(
+            self.local_setup(prepared, cgroups),
+            program.as_ref(),
+            &args,
+            &env,
+            &prepared.cwd,
+            stdin,
+        )
+        .map_err(|e| spawn_error(prepared, &e))
     }
 
     /// The workspace's supervisor, started (or restarted when a skill's
@@ -1328,37 +1373,45 @@ impl Outcome {
     }
 }
 
-/// Spawns a prepared command (`cmd`, from [`Engine::spawn_command`]), feeds
-/// stdin, captures output, enforces the timeout and kills everything the
-/// command left behind.
-pub(crate) async fn execute(
+/// Starts a prepared command from tokio's `Command` (`cmd`, from
+/// [`Engine::spawn_command`]): piped output, standard input piped when
+/// there is some, a process group of its own, killed when dropped.
+pub(crate) fn spawn_tokio(
     mut cmd: tokio::process::Command,
+    prepared: &Prepared,
+    stdin: bool,
+) -> WorkspaceResult<Running> {
+    cmd.stdin(if stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let child = cmd.spawn().map_err(|e| spawn_error(prepared, &e))?;
+    Ok(Running::from_tokio(child))
+}
+
+/// The error for a command that could not be started.
+pub(crate) fn spawn_error(prepared: &Prepared, e: &std::io::Error) -> WorkspaceError {
+    WorkspaceError::new(
+        WorkspaceErrorKind::Spawn,
+        format!("could not start {}: {e}", prepared.program.display()),
+    )
+}
+
+/// Runs a started command to its end: feeds stdin, captures output,
+/// enforces the timeout and kills everything the command left behind.
+pub(crate) async fn execute(
+    mut child: Running,
     prepared: &Prepared,
     stdin: Option<&str>,
     timeout: Duration,
     cap: usize,
 ) -> WorkspaceResult<Outcome> {
-    cmd.stdin(if stdin.is_some() {
-        Stdio::piped()
-    } else {
-        Stdio::null()
-    })
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped())
-    .kill_on_drop(true);
-    #[cfg(unix)]
-    cmd.process_group(0);
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| {
-        WorkspaceError::new(
-            WorkspaceErrorKind::Spawn,
-            format!("could not start {}: {e}", prepared.program.display()),
-        )
-    })?;
-    drop(cmd);
-    let pgid = child.id();
+    let pgid = child.pid;
     // When this future is dropped before the command finished (the caller
-    // gave up), `kill_on_drop` only reaches the direct child: sweep the rest.
+    // gave up), dropping the child only reaches the direct child: sweep the rest.
     let mut abandoned = SweepOnDrop {
         marker: Some(prepared.marker.clone()),
         pgid,
@@ -1418,6 +1471,6 @@ pub(crate) async fn execute(
                 .unwrap_or_default()
         }
     };
-    let exit_code = status.and_then(|s| s.code());
+    let exit_code = status.flatten();
     Ok(Outcome::new(o, e, exit_code, timed_out, duration_ms))
 }

@@ -57,6 +57,7 @@ compile_error!("skills-exec needs a Unix system (Linux for the sandbox)");
 
 mod artifact;
 mod capture;
+mod child;
 mod collect;
 mod engine;
 mod exec;
