@@ -146,6 +146,13 @@ fn launcher_skill(parent: &std::path::Path) -> skills_core::SkillSource {
 // threat model: H10
 #[tokio::test(flavor = "multi_thread")]
 async fn a_deny_list_holds_through_launchers_interpreters_and_scripts() {
+    // `time rm x` below runs the program `time`, which Debian's minimal
+    // systems lack: without it the case would be refused for another
+    // reason and check nothing.
+    assert!(
+        std::path::Path::new("/usr/bin/time").exists(),
+        "no /usr/bin/time to follow: install Debian's `time` package (bash .ci/test does)"
+    );
     let dir = tempfile::tempdir().unwrap();
     let policy = CommandPolicy::unrestricted().deny(["rm", "bash", "sh"]);
     let local = LocalRuntime::builder(dir.path().join("local"))
