@@ -199,19 +199,32 @@ mod tests {
         let out = cmd.output().unwrap();
         drop(cmd);
         let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let (listing, limit) = text.split_once("--\n").unwrap_or_else(|| panic!("{out:?}"));
+        let limit = after_descriptors(&text, n, other_r.as_raw_fd());
+        // bash counts `ulimit -f` in 1024-byte blocks.
+        assert_eq!(limit, "1\n", "{text}");
+        assert_eq!(read_all(r), "via-fd\n");
+    }
+
+    /// Checks the `ls /proc/$$/fd` listing at the start of `text` (up to
+    /// a `--` line): `inherited` is there, `leaked` is not. Returns what
+    /// follows the listing.
+    pub(super) fn after_descriptors(text: &str, inherited: i32, leaked: i32) -> &str {
+        let (listing, rest) = text.split_once("--\n").unwrap_or_else(|| panic!("{text}"));
         let fds: Vec<i32> = listing
             .split_whitespace()
             .map(|f| f.parse().unwrap())
             .collect();
-        assert!(fds.contains(&n), "{text}");
-        assert!(!fds.contains(&other_r.as_raw_fd()), "{text}");
-        // bash counts `ulimit -f` in 1024-byte blocks.
-        assert_eq!(limit, "1\n", "{text}");
-        let mut got = String::new();
+        assert!(fds.contains(&inherited), "{text}");
+        assert!(!fds.contains(&leaked), "{text}");
+        rest
+    }
+
+    /// Everything readable from `fd` until its end.
+    pub(super) fn read_all(fd: OwnedFd) -> String {
         use std::io::Read;
-        std::fs::File::from(r).read_to_string(&mut got).unwrap();
-        assert_eq!(got, "via-fd\n");
+        let mut text = String::new();
+        std::fs::File::from(fd).read_to_string(&mut text).unwrap();
+        text
     }
 }
 
@@ -219,10 +232,10 @@ mod tests {
 mod vfork_tests {
     #![allow(clippy::unwrap_used)]
     use std::ffi::OsString;
-    use std::io::Read;
     use std::os::fd::{AsFd, AsRawFd};
     use std::path::Path;
 
+    use super::tests::{after_descriptors, read_all};
     use super::*;
     use crate::protocol::RlimitResource;
 
@@ -276,21 +289,10 @@ mod vfork_tests {
         drop(out_w);
         assert!(spawned.pid > 0);
         assert_eq!(wait(&spawned.pidfd), 7);
-        let mut text = String::new();
-        std::fs::File::from(out_r)
-            .read_to_string(&mut text)
-            .unwrap();
-        let (listing, rest) = text.split_once("--\n").unwrap_or_else(|| panic!("{text}"));
-        let fds: Vec<i32> = listing
-            .split_whitespace()
-            .map(|f| f.parse().unwrap())
-            .collect();
-        assert!(fds.contains(&n), "{text}");
-        assert!(!fds.contains(&other_r.as_raw_fd()), "{text}");
+        let text = read_all(out_r);
+        let rest = after_descriptors(&text, n, other_r.as_raw_fd());
         assert_eq!(rest, "1\nhello\n/tmp\nleader\n", "{text}");
-        let mut got = String::new();
-        std::fs::File::from(via_r).read_to_string(&mut got).unwrap();
-        assert_eq!(got, "via-fd\n");
+        assert_eq!(read_all(via_r), "via-fd\n");
     }
 
     #[test]
