@@ -49,12 +49,14 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("run_true");
     // The same shape as a run: a small environment, stdin closed, both
-    // outputs read to the end. The second baseline adds the one variable of
-    // the run's overlay that changes what bash does at start: `LANG=C.UTF-8`
-    // makes it load the locale.
-    for (name, lang) in [
+    // outputs read to the end. The other baselines add the variable of the
+    // run's overlay that changes what bash does at start (`LC_CTYPE`, the
+    // encoding) and, for comparison, `LANG`, which the overlay set before
+    // (bash then loads every category of the locale).
+    for (name, locale) in [
         ("direct bash -c true", None),
-        ("direct bash -c true, LANG=C.UTF-8", Some("C.UTF-8")),
+        ("direct bash -c true, LC_CTYPE=C.UTF-8", Some("LC_CTYPE")),
+        ("direct bash -c true, LANG=C.UTF-8", Some("LANG")),
     ] {
         g.bench_function(name, |b| {
             b.to_async(&rt).iter(|| async {
@@ -65,8 +67,8 @@ fn bench(c: &mut Criterion) {
                     .stdin(Stdio::null())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped());
-                if let Some(lang) = lang {
-                    cmd.env("LANG", lang);
+                if let Some(var) = locale {
+                    cmd.env(var, "C.UTF-8");
                 }
                 let out = cmd.output().await.unwrap();
                 assert!(out.status.success());

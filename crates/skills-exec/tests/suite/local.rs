@@ -128,13 +128,26 @@ async fn env_cwd_stdin_editor_and_caps() {
     .await;
     assert_eq!(r.stdout.trim(), format!("{w}/out"));
     assert!(r.warnings.iter().any(|x| x.contains("OUTPUT_DIR")));
-    // UTF-8 by default (`LANG`), and a locale the request sets wins.
-    let probe = "echo \"$LANG|${LC_ALL-unset}\"; printf '\\u00e9' | wc -m";
+    // UTF-8 by default (`LC_CTYPE`), and a locale the request sets wins.
+    let probe =
+        "echo \"${LANG-unset}|${LC_CTYPE-unset}|${LC_ALL-unset}\"; printf '\\u00e9' | wc -m";
     let r = run(&rt, "s", RunRequest::new("envs", probe)).await;
-    assert_eq!(r.stdout, "C.UTF-8|unset\n1\n");
+    assert_eq!(r.stdout, "unset|C.UTF-8|unset\n1\n");
     let r = run(&rt, "s", RunRequest::new("envs", probe).env("LC_ALL", "C")).await;
     // Under `C`, bash cannot encode é and prints the escape as it is.
-    assert_eq!(r.stdout, "C.UTF-8|C\n6\n");
+    assert_eq!(r.stdout, "unset|C.UTF-8|C\n6\n");
+    // A request's `LANG` sets the encoding too: the default steps aside.
+    let r = run(&rt, "s", RunRequest::new("envs", probe).env("LANG", "C")).await;
+    assert_eq!(r.stdout, "C|unset|unset\n6\n");
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new("envs", probe)
+            .env("LANG", "C")
+            .env("LC_CTYPE", "C.UTF-8"),
+    )
+    .await;
+    assert_eq!(r.stdout, "C|C.UTF-8|unset\n1\n");
     // cwd rules.
     let r = run(&rt, "s", RunRequest::new("envs", "pwd").cwd("$WORK_DIR")).await;
     assert_eq!(r.stdout.trim(), format!("{w}/work"));
