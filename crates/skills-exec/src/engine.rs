@@ -31,6 +31,7 @@ use crate::fsutil::{DirHandle, Opened, Owner, blocking, euid, io_error, is_withi
 use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep, sweep_in};
 use crate::policy::{CommandPolicy, is_risky_env_var};
 use crate::quota::{self, Usage, WorkspaceLimits};
+use crate::rundir::{EDITOR_SCRIPT, EDITOR_TEXT, RunDirs};
 use crate::sandbox::Sandbox;
 use crate::stage;
 use std::os::fd::OwnedFd;
@@ -124,17 +125,9 @@ pub(crate) struct Ws {
     /// Held while a supervisor starts, so runs arriving together start one.
     #[cfg(unix)]
     supervisor_start: tokio::sync::Mutex<()>,
-    /// A run folder made ahead of time, off the next run's path (creating a
-    /// folder is the largest part of a run's own work).
-    spare_run_dir: Mutex<Spare>,
-}
-
-/// The spare run folder, and whether the workspace is being removed (no new
-/// folder may appear in it then).
-#[derive(Debug, Default)]
-struct Spare {
-    dir: Option<String>,
-    closed: bool,
+    /// The run folders: the next run's, made ahead of time, and the
+    /// finished runs' to tidy.
+    pub(crate) run_dirs: RunDirs,
 }
 
 /// The engine.
@@ -239,7 +232,7 @@ impl Engine {
             supervisor: Mutex::new(None),
             #[cfg(unix)]
             supervisor_start: tokio::sync::Mutex::new(()),
-            spare_run_dir: Mutex::new(Spare::default()),
+            run_dirs: RunDirs::default(),
         });
         let entry = self
             .workspaces
@@ -403,7 +396,6 @@ impl Engine {
         // One trip to the blocking pool: the run folder, the checked working
         // folder and the editor helper.
         let restricted = self.cfg.policy.is_restricted();
-        let spare = lock(&ws.spare_run_dir).dir.take();
         let (run_dir, host_cwd, editor_script, (program, _), inner) = {
             let r = root.clone();
             let cfg = self.cfg.clone();
@@ -413,10 +405,7 @@ impl Engine {
             let editor_text = editor_text.map(str::to_owned);
             let w = Arc::clone(ws);
             blocking(move || {
-                let run_dir = match spare {
-                    Some(d) if w.dir.walk(&d).is_ok() => d,
-                    _ => stage::new_run_dir(&w.dir)?,
-                };
+                let run_dir = w.run_dirs.take(&w.dir)?;
                 let rel = resolve_cwd(cwd.as_deref(), &skill, &run_dir, &r.display().to_string())?;
                 let canonical = join_rel(&r, &rel).canonicalize().map_err(|e| {
                     WorkspaceError::new(WorkspaceErrorKind::NotFound, format!("cwd {rel:?}: {e}"))
@@ -445,7 +434,6 @@ impl Engine {
             })
             .await?
         };
-        make_spare_run_dir(ws);
         let mut warnings = Vec::new();
         let marker_value = unique_id();
         let marker = format!("{RUN_MARKER_VAR}={marker_value}");
@@ -1068,7 +1056,6 @@ impl Engine {
             let ws = self.workspaces.remove(session_id).map(|(_, ws)| ws);
             let mut killed = 0;
             if let Some(ws) = &ws {
-                lock(&ws.spare_run_dir).closed = true;
                 let execs: Vec<_> = ws.execs.iter().map(|e| Arc::clone(e.value())).collect();
                 ws.execs.clear();
                 for e in execs {
@@ -1080,9 +1067,13 @@ impl Engine {
                 if let Some(s) = lock(&ws.supervisor).take() {
                     s.kill();
                 }
-                let marker = ws.marker.clone();
-                let root = ws.root.clone();
-                blocking(move || Ok(sweep_in(&marker, None, Some(&root)))).await?;
+                let w = Arc::clone(ws);
+                blocking(move || {
+                    // No run folder appears while the workspace goes.
+                    w.run_dirs.close();
+                    Ok(sweep_in(&w.marker, None, Some(&w.root)))
+                })
+                .await?;
             }
             // Through handles, never following a link, never above the
             // session folder (H6).
@@ -1125,16 +1116,10 @@ impl Ws {
 
 /// Makes the workspace's next run folder in the background, unless one is
 /// ready or the workspace is going away.
-fn make_spare_run_dir(ws: &Arc<Ws>) {
+pub(crate) fn make_spare_run_dir(ws: &Arc<Ws>) {
     let ws = Arc::clone(ws);
     drop(tokio::task::spawn_blocking(move || {
-        let mut spare = lock(&ws.spare_run_dir);
-        if spare.dir.is_none()
-            && !spare.closed
-            && let Ok(dir) = stage::new_run_dir(&ws.dir)
-        {
-            spare.dir = Some(dir);
-        }
+        ws.run_dirs.make_spare(&ws.dir);
     }));
 }
 
@@ -1188,22 +1173,14 @@ pub(crate) async fn watch_disk(ws: Arc<Ws>, limits: WorkspaceLimits) -> Workspac
     }
 }
 
-/// After a run: removes the editor files the runtime made in the run
-/// folder and the run folder itself when the command left nothing in it
-/// (in the background, through handles, H2/H4).
+/// After a run: queues its folder to tidy and tidies in the background
+/// (see [`RunDirs`]).
 fn tidy_run_dir(ws: &Arc<Ws>, prepared: &Prepared) {
-    let (ws, run_dir, editor) = (Arc::clone(ws), prepared.run_dir.clone(), prepared.editor);
+    ws.run_dirs
+        .finished(prepared.run_dir.clone(), prepared.editor);
+    let ws = Arc::clone(ws);
     drop(tokio::task::spawn_blocking(move || {
-        let Some((parent, name)) = run_dir.rsplit_once('/') else {
-            return;
-        };
-        if editor && let Ok(dir) = ws.dir.walk(&run_dir) {
-            dir.remove(EDITOR_TEXT);
-            dir.remove(EDITOR_SCRIPT);
-        }
-        if let Ok(runs) = ws.dir.walk(parent) {
-            runs.remove_empty_dir(name);
-        }
+        ws.run_dirs.tidy(&ws.dir)
     }));
 }
 
@@ -1284,10 +1261,6 @@ fn write_editor(
     Ok(root.join(run_dir).join(EDITOR_SCRIPT))
 }
 
-/// The editor helper's file name in the run folder.
-const EDITOR_SCRIPT: &str = ".editor.sh";
-/// The editor text's file name in the run folder.
-const EDITOR_TEXT: &str = ".editor_text";
 /// The editor helper: writes the run's editor text into the file edited.
 const EDITOR_HELPER: &str = "#!/bin/sh\n# Writes the run's editor_text into the file being edited.\nfor f in \"$@\"; do last=\"$f\"; done\n[ -n \"$last\" ] && cat \"$RUN_DIR/.editor_text\" > \"$last\"\n";
 

@@ -343,6 +343,8 @@ pub(crate) async fn start(
                 },
             )
             .await?;
+        // This folder stays the session's; the next command gets a new one.
+        crate::engine::make_spare_run_dir(&ws);
         // Its lifetime, whatever the request asks (H9).
         let lifetime = engine
             .cfg

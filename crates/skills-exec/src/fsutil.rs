@@ -545,6 +545,21 @@ impl DirHandle {
         Ok(renameat(&self.fd, from, &dir.fd, to)?)
     }
 
+    /// Renames `from` to `to` in this folder, failing with
+    /// `AlreadyExists` when `to` is there (`RENAME_NOREPLACE`; the entry
+    /// itself moves, a link is never followed).
+    pub(crate) fn rename_new(&self, from: &str, to: &str) -> io::Result<()> {
+        check_name(from)?;
+        check_name(to)?;
+        Ok(renameat_with(
+            &self.fd,
+            from,
+            &self.fd,
+            to,
+            RenameFlags::NOREPLACE,
+        )?)
+    }
+
     /// Swaps `a` and `b` in this folder atomically (`RENAME_EXCHANGE`).
     pub(crate) fn exchange(&self, a: &str, b: &str) -> io::Result<()> {
         check_name(a)?;

@@ -69,6 +69,7 @@ mod limits;
 mod policy;
 mod quota;
 mod root;
+mod rundir;
 mod runtime;
 mod sandbox;
 mod stage;

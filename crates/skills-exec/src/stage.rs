@@ -5,7 +5,6 @@ use std::fs;
 use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 use skills_core::{
@@ -479,34 +478,6 @@ pub(crate) fn copy_skill(
     result
 }
 
-/// A fresh `runs/run_<timestamp>` folder made through the session handle
-/// `ws` (handed to the sandbox's user, H6); returns its relative path.
-pub(crate) fn new_run_dir(ws: &DirHandle) -> Result<String, WorkspaceError> {
-    let runs = ws
-        .ensure_dir(RUNS_SUBDIR)
-        .map_err(|e| walk_error(&format!("{RUNS_SUBDIR}/"), e))?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    let base = format!("run_{}_{:06}", now.as_secs(), now.subsec_micros());
-    for n in 0..1000u32 {
-        let name = if n == 0 {
-            base.clone()
-        } else {
-            format!("{base}_{n}")
-        };
-        match runs.create_dir(&name, 0o755) {
-            Ok(_) => return Ok(format!("{RUNS_SUBDIR}/{name}")),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(io_error("creating the run folder", e)),
-        }
-    }
-    Err(WorkspaceError::new(
-        WorkspaceErrorKind::Io,
-        "could not name a run folder",
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -576,7 +547,7 @@ mod tests {
         }
         assert_eq!(mode(""), 0o700);
         assert_eq!(uid("skills"), me);
-        let run = new_run_dir(&session).unwrap();
+        let run = crate::rundir::new_run_dir(&session).unwrap();
         assert_eq!(uid(&run), owner.uid);
         let listed = list_files(
             &[
