@@ -131,9 +131,14 @@ impl RunDirs {
                     }
                 }
                 Ok(_) => kept = true,
-                // Gone, or replaced by something that is not a folder:
-                // left as it is.
-                Err(_) => {}
+                // Unreadable (the command took its permissions away), gone,
+                // or replaced by something that is not a folder: removed
+                // when it is an empty folder, else left as it is.
+                Err(_) => {
+                    if !runs.remove_empty_dir(name) {
+                        kept = true;
+                    }
+                }
             }
         }
         kept
@@ -272,6 +277,23 @@ mod tests {
         dirs.tidy(&ws);
         assert!(!tmp.path().join(&first).exists());
         assert_eq!(runs(&tmp).len(), 1, "the spare alone");
+    }
+
+    #[test]
+    fn an_empty_folder_the_command_locked_goes_or_serves_again() {
+        let (tmp, ws) = session();
+        let dirs = RunDirs::default();
+        let first = dirs.take(&ws).unwrap();
+        let path = tmp.path().join(&first);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        dirs.finished(first.clone(), true);
+        dirs.tidy(&ws);
+        // As root it is readable, so renamed; otherwise removed.
+        assert!(!path.exists());
+        let second = dirs.take(&ws).unwrap();
+        let meta = std::fs::metadata(tmp.path().join(&second)).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o755);
+        assert_eq!(runs(&tmp), [second.trim_start_matches("runs/")]);
     }
 
     #[test]
