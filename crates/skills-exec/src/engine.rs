@@ -767,8 +767,9 @@ impl Engine {
             outcome.warnings.push(note);
         }
         if let Some(c) = cgroup {
-            // Everything of the run is gone (killed at its end): idle.
-            c.release();
+            // Everything of the run is gone (killed at its end): idle once
+            // checked empty, off the result's path.
+            drop(tokio::task::spawn_blocking(move || c.release()));
         }
         Ok(outcome)
     }
