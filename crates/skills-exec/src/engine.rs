@@ -29,6 +29,7 @@ use crate::collect::{CollectSpec, collect, sniff};
 use crate::exec::ExecSession;
 use crate::fsutil::{DirHandle, Opened, Owner, blocking, euid, io_error, is_within, join_rel};
 use crate::kill::{RUN_MARKER_VAR, SESSION_MARKER_VAR, group_alive, kill_group, sweep, sweep_in};
+use crate::limits::RunCgroup;
 use crate::policy::{CommandPolicy, is_risky_env_var};
 use crate::quota::{self, Usage, WorkspaceLimits};
 use crate::rundir::{EDITOR_SCRIPT, EDITOR_TEXT, RunDirs};
@@ -609,7 +610,11 @@ impl Engine {
                 Err(over)
             }
         };
-        tidy_run_dir(&ws, &prepared);
+        let (launched, cgroup) = match launched {
+            Ok((outcome, cgroup)) => (Ok(outcome), cgroup),
+            Err(e) => (Err(e), None),
+        };
+        tidy_run_dir(&ws, &prepared, cgroup);
         let ran = Duration::from_millis(launched.as_ref().map_or(0, |o| o.duration_ms));
         {
             let mut usage = lock(&ws.usage);
@@ -689,7 +694,7 @@ impl Engine {
         prepared: &Prepared,
         stdin: Option<&str>,
         timeout: Duration,
-    ) -> WorkspaceResult<Outcome> {
+    ) -> WorkspaceResult<(Outcome, Option<RunCgroup>)> {
         #[cfg(unix)]
         if let Launcher::Sandbox(sb) = &self.cfg.launcher
             && !sb.per_run()
@@ -713,7 +718,7 @@ impl Engine {
                         )
                         .await?;
                     if let Some(outcome) = ran {
-                        return Ok(outcome);
+                        return Ok((outcome, None));
                     }
                 }
                 return Err(WorkspaceError::new(
@@ -766,12 +771,10 @@ impl Engine {
         {
             outcome.warnings.push(note);
         }
-        if let Some(c) = cgroup {
-            // Everything of the run is gone (killed at its end): idle once
-            // checked empty, off the result's path.
-            drop(tokio::task::spawn_blocking(move || c.release()));
-        }
-        Ok(outcome)
+        // Everything of the run is gone (killed at its end): the cgroup
+        // goes back to the pool once checked empty, off the result's path
+        // (`tidy_run_dir`).
+        Ok((outcome, cgroup))
     }
 
     /// The process that runs a prepared command outside the shared
@@ -1174,14 +1177,17 @@ pub(crate) async fn watch_disk(ws: Arc<Ws>, limits: WorkspaceLimits) -> Workspac
     }
 }
 
-/// After a run: queues its folder to tidy and tidies in the background
-/// (see [`RunDirs`]).
-fn tidy_run_dir(ws: &Arc<Ws>, prepared: &Prepared) {
+/// After a run, in one background task: gives its cgroup back (see
+/// [`RunCgroup::release`]) and tidies its folder (see [`RunDirs`]).
+fn tidy_run_dir(ws: &Arc<Ws>, prepared: &Prepared, cgroup: Option<RunCgroup>) {
     ws.run_dirs
         .finished(prepared.run_dir.clone(), prepared.editor);
     let ws = Arc::clone(ws);
     drop(tokio::task::spawn_blocking(move || {
-        ws.run_dirs.tidy(&ws.dir)
+        if let Some(c) = cgroup {
+            c.release();
+        }
+        ws.run_dirs.tidy(&ws.dir);
     }));
 }
 
