@@ -112,20 +112,21 @@ impl RunDirs {
             let Ok(runs) = ws.walk(parent) else {
                 continue;
             };
-            let names = runs.subdir(name).and_then(|dir| {
+            let opened = runs.subdir(name).and_then(|dir| {
                 if editor {
                     dir.remove(EDITOR_TEXT);
                     dir.remove(EDITOR_SCRIPT);
                 }
-                dir.names()
+                let names = dir.names()?;
+                Ok((dir, names))
             });
-            match names {
-                Ok(names) if names.is_empty() => {
+            match opened {
+                Ok((dir, names)) if names.is_empty() => {
                     if state.spare.is_none()
                         && !state.closed
-                        && let Ok(dir) = recycle_run_dir(&runs, name)
+                        && let Ok(renamed) = recycle_run_dir(&runs, &dir, name)
                     {
-                        state.spare = Some(dir);
+                        state.spare = Some(renamed);
                     } else {
                         runs.remove_empty_dir(name);
                     }
@@ -155,11 +156,11 @@ pub(crate) fn new_run_dir(ws: &DirHandle) -> Result<String, WorkspaceError> {
         .map_err(|e| io_error("creating the run folder", e))
 }
 
-/// Gives the empty run folder `<runs>/<old>` a fresh `run_<timestamp>`
-/// name and the mode of a new one; returns its new relative path. The
+/// Gives the empty run folder `dir` (`<runs>/<old>`) the mode of a new one
+/// and a fresh `run_<timestamp>` name; returns its new relative path. The
 /// caller has checked that it is empty.
-fn recycle_run_dir(runs: &DirHandle, old: &str) -> io::Result<String> {
-    runs.subdir(old)?.set_mode(0o755)?;
+fn recycle_run_dir(runs: &DirHandle, dir: &DirHandle, old: &str) -> io::Result<String> {
+    dir.set_mode(0o755)?;
     claim_run_name(|name| runs.rename_new(old, name))
 }
 
