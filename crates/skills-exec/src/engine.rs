@@ -743,13 +743,16 @@ impl Engine {
             Some((r, w)) => (Some(r), Some(w)),
             None => (None, None),
         };
-        let running = match &self.cfg.launcher {
-            Launcher::Local => self.spawn_local(prepared, procs, stdin.is_some())?,
-            Launcher::Sandbox(_) => spawn_tokio(
-                self.spawn_command(prepared, status_w, procs)?,
-                prepared,
-                stdin.is_some(),
-            )?,
+        let running = {
+            let _gate = crate::spawn_gate::spawning().await;
+            match &self.cfg.launcher {
+                Launcher::Local => self.spawn_local(prepared, procs, stdin.is_some())?,
+                Launcher::Sandbox(_) => spawn_tokio(
+                    self.spawn_command(prepared, status_w, procs)?,
+                    prepared,
+                    stdin.is_some(),
+                )?,
+            }
         };
         let mut outcome = execute(running, prepared, stdin, timeout, self.cfg.output_cap).await?;
         if let Some(r) = status_r

@@ -364,6 +364,7 @@ pub(crate) async fn start(
                 format!("could not start {}: {e}", prepared.program.display()),
             )
         };
+        let gate = crate::spawn_gate::spawning().await;
         let (mut child, input, pty_reader) = if request.tty {
             let (master, slave) = open_pty().map_err(|e| {
                 WorkspaceError::new(
@@ -388,6 +389,7 @@ pub(crate) async fn start(
             let input = child.stdin.take().map_or(Input::Closed, Input::Pipe);
             (child, input, None)
         };
+        drop(gate);
         let session = Arc::new(ExecSession {
             id: format!("exec-{}", unique_id()),
             started: Instant::now(),

@@ -265,6 +265,36 @@ fn read_capped(file: File, size: u64, cap: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// A file [`DirHandle::create_file`] made, open for writing. It holds the
+/// shared guard of [`crate::spawn_gate`] until dropped (the file is closed
+/// first), so no child is forked while it is open.
+pub(crate) struct NewFile {
+    file: File,
+    _gate: tokio::sync::RwLockReadGuard<'static, ()>,
+}
+
+impl std::ops::Deref for NewFile {
+    type Target = File;
+    fn deref(&self) -> &File {
+        &self.file
+    }
+}
+
+impl std::ops::DerefMut for NewFile {
+    fn deref_mut(&mut self) -> &mut File {
+        &mut self.file
+    }
+}
+
+impl Write for NewFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// Copies `src` into `dst`, failing with [`io::ErrorKind::FileTooLarge`]
 /// once more than `cap` bytes came; returns the bytes copied.
 pub(crate) fn copy_capped(src: &mut dyn Read, dst: &mut File, cap: u64) -> io::Result<u64> {
@@ -447,8 +477,11 @@ impl DirHandle {
 
     /// Creates the file `name` (it must not exist, and is never a link)
     /// with `mode`, handed to the owner.
-    pub(crate) fn create_file(&self, name: &str, mode: u32) -> io::Result<File> {
+    /// While it is open, no process is started (see [`crate::spawn_gate`]);
+    /// blocking threads only.
+    pub(crate) fn create_file(&self, name: &str, mode: u32) -> io::Result<NewFile> {
         check_name(name)?;
+        let gate = crate::spawn_gate::writing();
         let flags = OFlags::WRONLY
             | OFlags::CREATE
             | OFlags::EXCL
@@ -458,7 +491,10 @@ impl DirHandle {
         let fd = openat(&self.fd, name, flags, Mode::from_raw_mode(mode))?;
         self.hand_over(&fd)?;
         fchmod(&fd, Mode::from_raw_mode(mode))?;
-        Ok(File::from(fd))
+        Ok(NewFile {
+            file: File::from(fd),
+            _gate: gate,
+        })
     }
 
     /// Creates the file `name` in this folder (it must not exist) with
@@ -498,7 +534,7 @@ impl DirHandle {
     }
 
     /// A new file under a temporary name next to `name`.
-    fn temp_file(&self, name: &str, mode: u32) -> io::Result<(String, File)> {
+    fn temp_file(&self, name: &str, mode: u32) -> io::Result<(String, NewFile)> {
         let short: String = name.chars().take(32).collect();
         for _ in 0..NAME_ATTEMPTS {
             let tmp = format!(".{short}.skills-tmp-{}", random_hex(6));

@@ -72,6 +72,7 @@ mod root;
 mod rundir;
 mod runtime;
 mod sandbox;
+mod spawn_gate;
 mod stage;
 #[cfg(unix)]
 mod supervisor;

@@ -471,7 +471,11 @@ fn supervise(
     cmd.stdin(Stdio::from(theirs))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let mut child = match cmd.spawn() {
+    let spawned = {
+        let _gate = crate::spawn_gate::spawning_blocking();
+        cmd.spawn()
+    };
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             return fail(
