@@ -31,7 +31,7 @@ use skills_agent::{
 use skills_core::{SkillProvider, WorkspaceRuntime};
 use skills_exec::{LocalRuntime, SandboxRuntime};
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::text;
 
 /// The providers `--model` accepts, with the variables their adapter reads.
@@ -285,7 +285,7 @@ async fn stream_run<W: Write>(
     let mut ended_line = true;
     while let Some(event) = events.next().await {
         if args.json {
-            serde_json::to_writer(&mut *out, &event).map_err(crate::json_failure)?;
+            serde_json::to_writer(&mut *out, &event).map_err(crate::failure::json_failure)?;
             writeln!(out)?;
             out.flush()?;
         }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use skills_core::SkillProvider;
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer, TOKEN_ENV};
 
-use crate::Failure;
 use crate::agent::RunMode;
+use crate::failure::Failure;
 
 /// What `skills mcp` was asked to do.
 #[derive(Debug)]

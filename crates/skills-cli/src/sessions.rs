@@ -12,7 +12,7 @@ use skills_agent::{
     Message, Role, SessionEvent, SessionInfo, SessionStore, StoreError, StoreErrorKind, StoredEvent,
 };
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::text;
 
 /// The session `skills agent --session URL` continues unless
@@ -90,7 +90,8 @@ pub(crate) fn run<W: Write>(command: SessionsCommand, out: &mut W) -> Result<u8,
             let sessions = runtime
                 .block_on(async { open(&url).await?.list().await.map_err(Failure::from) })?;
             if json {
-                serde_json::to_writer_pretty(&mut *out, &sessions).map_err(crate::json_failure)?;
+                serde_json::to_writer_pretty(&mut *out, &sessions)
+                    .map_err(crate::failure::json_failure)?;
                 writeln!(out)?;
             } else {
                 write_table(out, &sessions)?;
@@ -110,7 +111,8 @@ pub(crate) fn run<W: Write>(command: SessionsCommand, out: &mut W) -> Result<u8,
             })?;
             if json {
                 let value = serde_json::json!({"session": info, "events": events});
-                serde_json::to_writer_pretty(&mut *out, &value).map_err(crate::json_failure)?;
+                serde_json::to_writer_pretty(&mut *out, &value)
+                    .map_err(crate::failure::json_failure)?;
                 writeln!(out)?;
             } else {
                 write_transcript(out, &info, &events)?;

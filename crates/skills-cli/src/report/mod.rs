@@ -18,11 +18,17 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+use skills_core::ValidationOptions;
 use skills_core::{
     Budget, Catalog, Code, Diagnostic, REFERENCES_DIR, RenderOptions, ResourcePath, SkillMetadata,
     TokenCounter, docs_in, escape_xml, is_doc,
 };
+use skills_fs::remote;
 use skills_fs::{DiscoveredSkill, Discovery, FsOptions, SkillFs};
+
+use crate::failure::{Failure, json_failure};
+use crate::sources::{Sources, standard_root_paths};
+use crate::text;
 
 pub(crate) use html::write_html;
 pub(crate) use table::{Style, write_text};
@@ -31,6 +37,82 @@ pub(crate) use tokens::{Bpe, Tokenizer};
 use tokens::LineMemo;
 
 use budget::{Entry, Fate, Outcome, Unit};
+
+/// The arguments of `skills report`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReportArgs {
+    /// Print the report as JSON.
+    #[arg(long, conflicts_with = "html")]
+    pub(crate) json: bool,
+    /// Write the report as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) html: Option<PathBuf>,
+    /// The BPE that counts tokens.
+    #[arg(long, value_enum, default_value_t = Tokenizer::O200k)]
+    pub(crate) tokenizer: Tokenizer,
+    /// The context window the budgets are computed for: `200k`, `1m`,
+    /// or a number of tokens.
+    #[arg(long, value_parser = parse_context, value_name = "TOKENS", default_value = "200k")]
+    pub(crate) context: usize,
+    /// Skill folders or folders of skills.
+    pub(crate) paths: Vec<PathBuf>,
+}
+
+/// Runs `skills report`.
+pub(crate) fn run(
+    args: ReportArgs,
+    sources: &Sources,
+    mut out: impl io::Write,
+) -> Result<u8, Failure> {
+    let ReportArgs {
+        json,
+        html,
+        tokenizer,
+        context,
+        paths,
+    } = args;
+    // The tables load while discovery runs.
+    let loader = std::thread::spawn(move || Bpe::load(tokenizer));
+    let defaults =
+        paths.is_empty() && sources.roots.is_empty() && remote::roots_from_env().is_empty();
+    let (mut roots, explicit) = if defaults {
+        (default_roots(), Vec::new())
+    } else {
+        let explicit = sources.resolve(paths)?;
+        (explicit.clone(), explicit)
+    };
+    if sources.standard && !defaults {
+        roots.extend(standard_root_paths());
+    }
+    let validation = ValidationOptions::lenient().with_portability_warnings(true);
+    let options = FsOptions::default().with_validation(validation);
+    let checked = crate::validate::check(&roots, &explicit, &options);
+    let counter = loader
+        .join()
+        .map_err(|_| Failure::usage("the tokenizer failed to load"))?;
+    let report = build(
+        &checked.discovery,
+        &checked.missing,
+        &roots,
+        &options,
+        &counter,
+        context,
+    );
+    if let Some(file) = html {
+        let mut page = Vec::new();
+        write_html(&mut page, &report)?;
+        std::fs::write(&file, page)
+            .map_err(|e| Failure::usage(format!("cannot write `{}`: {e}", file.display())))?;
+        eprintln!("wrote {}", text::line(&file.display().to_string()));
+    } else if json {
+        serde_json::to_writer_pretty(&mut out, &report).map_err(json_failure)?;
+        writeln!(out)?;
+    } else {
+        let style = Style::detect(io::stdout().is_terminal());
+        write_text(&mut out, &report, style)?;
+    }
+    Ok(0)
+}
 
 /// Our own catalog rule: 2% of the context window in tokens
 /// ([`Budget::percent_of_window`]), each description capped at this many

@@ -235,12 +235,12 @@ fn write_diagnostics(out: &mut impl Write, report: &Report, style: Style) -> io:
     writeln!(out)?;
     writeln!(out, "{}", style.paint("1", "diagnostics:"))?;
     for d in &report.diagnostics {
-        crate::write_diagnostic(out, "", d)?;
+        crate::validate::write_diagnostic(out, "", d)?;
     }
     for s in report.skills.iter().filter(|s| !s.diagnostics.is_empty()) {
         writeln!(out, "{}  ({})", line(&s.name), line(&s.dir))?;
         for d in &s.diagnostics {
-            crate::write_diagnostic(out, "    ", d)?;
+            crate::validate::write_diagnostic(out, "    ", d)?;
         }
     }
     Ok(())
