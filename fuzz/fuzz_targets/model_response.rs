@@ -7,7 +7,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use skills_agent::adapter_fuzzing::{Wire, parse_response, retry_after};
+use skills_models::fuzzing::{Wire, parse_response, retry_after};
 
 const WIRES: [Wire; 3] = [Wire::OpenAiChat, Wire::OpenAiResponses, Wire::Anthropic];
 

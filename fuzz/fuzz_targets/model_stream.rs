@@ -10,7 +10,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use skills_agent::ModelEvent;
-use skills_agent::adapter_fuzzing::{Wire, decode_stream};
+use skills_models::fuzzing::{Wire, decode_stream};
 
 const WIRES: [Wire; 3] = [Wire::OpenAiChat, Wire::OpenAiResponses, Wire::Anthropic];
 

@@ -40,14 +40,12 @@
 //! # }).unwrap();
 //! ```
 //!
-//! Boundaries: no I/O and no HTTP here, except the model adapters behind the
-//! `openai` and `anthropic` features (see `docs/models.md`);
-//! without them the crate builds for `wasm32-unknown-unknown`. It depends on
+//! Boundaries: no I/O and no HTTP here (the model adapters for OpenAI and
+//! Anthropic, and their wire encoders, are in `skills-models`; see
+//! `docs/models.md`); the crate builds for `wasm32-unknown-unknown`. It depends on
 //! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
 //! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-mod adapters;
 mod config;
 mod exec_tools;
 mod mention;
@@ -62,19 +60,7 @@ mod state;
 mod store;
 mod surface;
 mod tool;
-pub mod wire;
 
-/// The adapters' parsers without HTTP, for the fuzz targets and tests; not
-/// part of the supported API.
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-#[doc(hidden)]
-pub use adapters::fuzzing as adapter_fuzzing;
-#[cfg(feature = "anthropic")]
-pub use adapters::{ANTHROPIC_VERSION, Anthropic};
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-pub use adapters::{DEFAULT_MAX_ANSWER_BYTES, DEFAULT_MAX_EVENT_BYTES, HttpOptions};
-#[cfg(feature = "openai")]
-pub use adapters::{OpenAiChat, OpenAiResponses};
 pub use config::{
     Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecContext, ExecutionTools,
     Lifetime, Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
@@ -110,7 +96,3 @@ pub use tool::{ToolError, ToolErrorKind, ToolSpec};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/agent.md")]
 struct AgentGuide;
-
-#[cfg(all(doctest, feature = "openai", feature = "anthropic"))]
-#[doc = include_str!("../../../docs/models.md")]
-struct ModelsGuide;

@@ -5,10 +5,9 @@
 //! assistant [`Message`] (text and tool calls), why it stopped, and the
 //! tokens it used. [`Model::complete`] returns the whole answer;
 //! [`Model::stream`] yields [`ModelEvent`]s as they arrive and ends with the
-//! same answer, assembled. The HTTP adapters (features `openai` and
-//! `anthropic`) speak the providers' wire formats from the bytes
-//! [`crate::wire`] encodes, so what leaves the process is exactly what the
-//! engine built; [`ScriptedModel`] answers from a script, for tests and demos.
+//! same answer, assembled. The HTTP adapters (crate `skills-models`) speak
+//! the providers' wire formats from the bytes its `wire` encoders write, so
+//! what leaves the process is exactly what the engine built; [`ScriptedModel`] answers from a script, for tests and demos.
 //!
 //! Nothing here does I/O, so the trait builds for `wasm32` (where neither the
 //! model nor its futures need be `Send`).

@@ -2,8 +2,8 @@
 //!
 //! A [`ModelRequest`] is provider-neutral data: at most two system blocks
 //! (the stable one first), tools sorted by name, the transcript view, and the
-//! cache breakpoints a [`CacheStrategy`] placed. Wire encoders in
-//! [`crate::wire`] turn it into a provider's JSON.
+//! cache breakpoints a [`CacheStrategy`] placed. The wire encoders
+//! of `skills-models` turn it into a provider's JSON.
 
 use serde::{Deserialize, Serialize};
 

@@ -14,9 +14,10 @@ use skills_agent::{
     Agent, AgentBuilder, AgentMap, Approver, CancelToken, Event, Model, ModelError, ModelErrorKind,
     ModelMap, ModelRequest, ModelResponse, Role, RunErrorKind, RunEvent, Runner, ScriptStep,
     ScriptedModel, Surface, ToolCall, ToolError, ToolErrorKind, ToolPolicy, ToolSpec, Usage,
-    tool_fn, wire,
+    tool_fn,
 };
 use skills_core::{ContextMode, Extensions, InCodeProvider, SkillProvider, define_skill};
+use skills_models::wire;
 
 fn extensions(
     context: Option<ContextMode>,

@@ -24,12 +24,12 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 use skills_agent::{
-    Agent, Anthropic, CancelToken, Event, Model, ModelError, ModelErrorKind, OpenAiChat,
-    OpenAiResponses, Profile, RunEvent, Runner, Session, SessionStore, SessionWriter,
-    StoreErrorKind, Surface, Usage, WorkspaceTools,
+    Agent, CancelToken, Event, Model, ModelError, ModelErrorKind, Profile, RunEvent, Runner,
+    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage, WorkspaceTools,
 };
 use skills_core::{SkillProvider, WorkspaceRuntime};
 use skills_exec::{LocalRuntime, SandboxRuntime};
+use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
 
 use crate::failure::Failure;
 use crate::text;

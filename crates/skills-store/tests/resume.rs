@@ -12,9 +12,10 @@ use std::sync::Arc;
 use serde_json::json;
 use skills_agent::{
     Agent, ModelRequest, ModelResponse, Runner, ScriptedModel, SessionEvent, SessionStore,
-    SessionWriter, ToolCall, Usage, wire,
+    SessionWriter, ToolCall, Usage,
 };
 use skills_core::{InCodeProvider, InCodeSkill, define_skill};
+use skills_models::wire;
 use skills_store::SqliteStore;
 
 fn skill(name: &str, description: &str, body: &str) -> InCodeSkill {

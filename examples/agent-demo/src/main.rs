@@ -20,8 +20,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use futures_util::StreamExt as _;
-use skills_agent::{Agent, Anthropic, Event, Model, OpenAiChat, RunEvent, Runner};
+use skills_agent::{Agent, Event, Model, RunEvent, Runner};
 use skills_fs::{FsOptions, FsProvider};
+use skills_models::{Anthropic, OpenAiChat};
 
 /// The model from the environment, or `None` when no key is set.
 fn model() -> Option<Result<Arc<dyn Model>, skills_agent::ModelError>> {

@@ -19,8 +19,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use skills_agent::{Agent, wire};
+use skills_agent::Agent;
 use skills_core::{InCodeProvider, define_skill};
+use skills_models::wire;
 
 /// Why [`first_request`] could not build a request.
 pub type Error = Box<dyn std::error::Error + Send + Sync>;

@@ -22,10 +22,11 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::{Value, json};
-use skills_agent::{Agent, Dispatch, Materialization, Message, Session, Surface, ToolCall, wire};
+use skills_agent::{Agent, Dispatch, Materialization, Message, Session, Surface, ToolCall};
 use skills_core::{
     InCodeProvider, InCodeSkill, SkillProvider, SwappableProvider, TokenCounter, define_skill,
 };
+use skills_models::wire;
 use tiktoken_rs::CoreBPE;
 
 /// The model name written into every request body.

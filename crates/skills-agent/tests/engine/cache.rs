@@ -3,8 +3,9 @@
 
 use serde_json::{Value, json};
 use skills_agent::{
-    CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, Materialization, ModelRequest, wire,
+    CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, Materialization, ModelRequest,
 };
+use skills_models::wire;
 
 use super::support::{builder, call_ok, reply, start, user};
 

@@ -128,11 +128,11 @@ fn wire_bodies_with_anthropic_breakpoints() {
         );
         snap!(
             "wire_openai_chat",
-            reindent(&skills_agent::wire::openai_chat(&request, "gpt-test"))
+            reindent(&skills_models::wire::openai_chat(&request, "gpt-test"))
         );
         snap!(
             "wire_anthropic_messages",
-            reindent(&skills_agent::wire::anthropic_messages(
+            reindent(&skills_models::wire::anthropic_messages(
                 &request,
                 "claude-test"
             ))

@@ -13,9 +13,10 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use skills_agent::{
-    Anthropic, HttpOptions, Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
-    ModelResponse, OpenAiChat, OpenAiResponses, StopReason, SystemBlock, ToolCall, ToolSpec, Usage,
+    Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest, ModelResponse,
+    StopReason, SystemBlock, ToolCall, ToolSpec, Usage,
 };
+use skills_models::{Anthropic, HttpOptions, OpenAiChat, OpenAiResponses};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -1062,7 +1063,7 @@ async fn each_request_body_extends_the_previous_one() {
 /// ends), the decoders yield the same events.
 #[test]
 fn decoders_yield_the_same_events_whatever_the_chunking() {
-    use skills_agent::adapter_fuzzing::{Wire, decode_stream};
+    use skills_models::fuzzing::{Wire, decode_stream};
 
     let mut body = String::new();
     for (name, data) in [
@@ -1442,7 +1443,7 @@ fn keys_never_show_in_debug_output() {
 /// finished, and the completed answer lists them the same way.
 #[test]
 fn responses_calls_finishing_out_of_order_keep_one_order() {
-    use skills_agent::adapter_fuzzing::{Wire, decode_stream};
+    use skills_models::fuzzing::{Wire, decode_stream};
 
     let call = |index: u64, id: &str| json!({"type": "function_call", "id": format!("fc_{id}"), "call_id": id, "name": "t", "arguments": format!("{{\"i\":{index}}}")});
     let events = [

@@ -16,10 +16,8 @@ use std::net::TcpListener;
 use std::thread::{self, JoinHandle};
 
 use futures_util::StreamExt;
-use skills_agent::{
-    Anthropic, HttpOptions, Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest,
-    OpenAiChat,
-};
+use skills_agent::{Message, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest};
+use skills_models::{Anthropic, HttpOptions, OpenAiChat};
 
 const MIB: usize = 1024 * 1024;
 /// The caps of this test's adapters.

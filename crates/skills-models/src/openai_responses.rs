@@ -8,12 +8,12 @@ use serde::Deserialize;
 use super::route::{Api, Route};
 use super::transport::{self, Endpoint, ErrorDetail, HttpOptions, Protocol, StreamDecoder};
 use super::{PartialCall, invalid, json};
-use crate::message::{Message, ToolCall};
-use crate::model::{
+use crate::wire::{self, ResponsesOptions};
+use skills_agent::ModelRequest;
+use skills_agent::{Message, ToolCall};
+use skills_agent::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, StopReason, Usage,
 };
-use crate::request::ModelRequest;
-use crate::wire::{self, ResponsesOptions};
 
 /// A model behind the OpenAI Responses API.
 ///

@@ -9,12 +9,12 @@ use serde_json::Value;
 use super::route::{Api, Route};
 use super::transport::{self, Endpoint, ErrorDetail, HttpOptions, Protocol, StreamDecoder};
 use super::{invalid, json};
-use crate::message::{Message, ToolCall};
-use crate::model::{
+use crate::wire::{self, AnthropicOptions};
+use skills_agent::{CacheStrategy, ModelRequest};
+use skills_agent::{Message, ToolCall};
+use skills_agent::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, StopReason, Usage,
 };
-use crate::request::{CacheStrategy, ModelRequest};
-use crate::wire::{self, AnthropicOptions};
 
 /// The `anthropic-version` header the adapter sends.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";

@@ -19,7 +19,7 @@ use tracing::Instrument;
 
 use super::limits::{self, BodyError, BodyLimit, ERROR_BODY_BYTES};
 use super::route::Route;
-use crate::model::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry};
+use skills_agent::{ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry};
 
 /// Timeouts and retries of an HTTP adapter.
 ///
@@ -204,7 +204,7 @@ pub(crate) trait StreamDecoder: Default + Send {
 
 /// Where and how an adapter sends its requests.
 pub(crate) struct Endpoint {
-    /// `provider:model`, for logs and [`crate::Model::name`].
+    /// `provider:model`, for logs and [`skills_agent::Model::name`].
     pub(crate) name: String,
     /// The URL requests are posted to, and what it was made from.
     pub(crate) route: Route,

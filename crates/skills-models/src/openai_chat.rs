@@ -9,12 +9,12 @@ use serde::Deserialize;
 use super::route::{Api, Route};
 use super::transport::{self, Endpoint, HttpOptions, Protocol, StreamDecoder};
 use super::{PartialCall, invalid, json};
-use crate::message::{Message, ToolCall};
-use crate::model::{
+use crate::wire::{self, ChatOptions};
+use skills_agent::ModelRequest;
+use skills_agent::{Message, ToolCall};
+use skills_agent::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, StopReason, Usage,
 };
-use crate::request::ModelRequest;
-use crate::wire::{self, ChatOptions};
 
 /// A model behind an OpenAI Chat Completions endpoint: OpenAI itself or any
 /// compatible server (vLLM, Ollama, LiteLLM, …).

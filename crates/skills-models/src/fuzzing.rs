@@ -2,7 +2,7 @@
 //! without HTTP. Not a stable API.
 
 use super::transport::{self, Protocol};
-use crate::model::{ModelError, ModelEvent, ModelResponse};
+use skills_agent::{ModelError, ModelEvent, ModelResponse};
 
 /// Which provider's answers to parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,8 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::message::{Message, Role};
-use crate::request::{CacheBreakpoint, ModelRequest};
+use skills_agent::{CacheBreakpoint, ModelRequest};
+use skills_agent::{Message, Role};
 
 #[derive(Serialize)]
 struct OpenAiRequest<'a> {
@@ -600,7 +600,7 @@ fn to_json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::message::ToolCall;
+    use skills_agent::ToolCall;
 
     fn request(messages: Vec<Message>) -> ModelRequest {
         ModelRequest {
@@ -685,11 +685,11 @@ mod tests {
             Message::tool_error("c2", "t", "two"),
             Message::assistant("done"),
         ]);
-        req.system.push(crate::request::SystemBlock {
+        req.system.push(skills_agent::SystemBlock {
             text: "be brief".into(),
             stable: true,
         });
-        req.tools.push(crate::tool::ToolSpec::new(
+        req.tools.push(skills_agent::ToolSpec::new(
             "t",
             "a tool",
             serde_json::json!({"type": "object"}),

@@ -20,7 +20,7 @@ use std::fmt;
 
 use bytes::Bytes;
 
-use crate::model::{ModelError, ModelErrorKind};
+use skills_agent::{ModelError, ModelErrorKind};
 
 /// The most bytes of an error body read (the message is in its start).
 pub(crate) const ERROR_BODY_BYTES: usize = 64 * 1024;
