@@ -72,19 +72,31 @@ impl<S: tracing::Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Collect {
     }
 }
 
-fn capture(run: impl FnOnce()) -> Vec<Closed> {
-    let collect = Collect::default();
-    let subscriber = tracing_subscriber::registry().with(collect.clone());
-    tracing::subscriber::with_default(subscriber, || {
-        // Another test thread may have registered a callsite while this
-        // subscriber was being registered, and cached "never" for it before
-        // seeing the subscriber (a known race in tracing-core's interest
-        // cache): recompute every callsite's interest now that it is in.
-        tracing::callsite::rebuild_interest_cache();
-        run()
-    });
-    let spans = collect.0.lock().expect("not poisoned");
-    spans.clone()
+/// Runs `run` under a collecting subscriber and returns the spans that
+/// closed. Another test thread may register a callsite while this
+/// subscriber is being registered and cache "never" for it before seeing the
+/// subscriber (a known race in tracing-core's interest cache; rebuilding the
+/// cache once inside narrows it but cannot close it). So when a span named
+/// in `expected` is missing, the run is tried again, up to five times: a
+/// span the code never opens is missing every time and still fails the test.
+fn capture(expected: &[&str], mut run: impl FnMut()) -> Vec<Closed> {
+    let mut spans = Vec::new();
+    for _ in 0..5 {
+        let collect = Collect::default();
+        let subscriber = tracing_subscriber::registry().with(collect.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::callsite::rebuild_interest_cache();
+            run()
+        });
+        spans = collect.0.lock().expect("not poisoned").clone();
+        if expected
+            .iter()
+            .all(|name| spans.iter().any(|s| s.name == *name))
+        {
+            break;
+        }
+    }
+    spans
 }
 
 fn find<'a>(spans: &'a [Closed], name: &str) -> &'a Closed {
@@ -99,7 +111,17 @@ fn operations_have_spans_with_skill_path_and_bytes() {
     let mut read_text = String::new();
     let mut load_text = String::new();
     let mut search_text = String::new();
-    let spans = capture(|| {
+    let expected = [
+        "skills.start_session",
+        "skills.build_request",
+        "skills.load",
+        "skills.read_file",
+        "skills.search",
+        "skills.search_index",
+        "skills.tool_call",
+        "skills.compact",
+    ];
+    let spans = capture(&expected, || {
         let mut session = start(builder().search(true));
         user(&mut session, "fill the form");
         session.build_request();
@@ -161,7 +183,14 @@ fn operations_have_spans_with_skill_path_and_bytes() {
 
 #[test]
 fn doc_operations_have_spans() {
-    let spans = capture(|| {
+    let expected = [
+        "skills.list_docs",
+        "skills.select_docs",
+        "skills.list_tools",
+        "skills.list",
+        "skills.refresh_catalog",
+    ];
+    let spans = capture(&expected, || {
         let mut session = start(builder().surface(Surface::Trpc));
         call_ok(&mut session, "skill_load", json!({"skill": "pdf-forms"}));
         call_ok(
