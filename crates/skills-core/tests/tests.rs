@@ -1,9 +1,11 @@
 //! Integration tests for `skills-core`: catalog and diagnostic snapshots,
 //! property tests, hostile input, layered providers and injection tagging.
 //!
-//! One test binary; the modules live in `tests/it/`. Snapshots are in
-//! `tests/snapshots/`, compared byte for byte (regenerate with
-//! `UPDATE_SNAPSHOTS=1 cargo test -p skills-core` and review `git diff`).
+//! One test binary; the modules live in `tests/it/`. Snapshots are insta
+//! binary snapshots in `tests/snapshots/` (`<name>.snap` holds the metadata,
+//! `<name>.snap.txt` the exact bytes), compared byte for byte; review a
+//! change with `cargo insta review`, or rewrite with
+//! `INSTA_UPDATE=always cargo test -p skills-core` and review `git diff`.
 
 mod it {
     mod bad_input;

@@ -2,7 +2,9 @@
 
 use skills_core::{Budget, Catalog, CatalogFormat, RenderOptions};
 
-use super::support::{FIXTURE_SKILLS, assert_snapshot, fixture_metadata, snapshot_dir};
+use super::support::{
+    FIXTURE_SKILLS, assert_snapshot, assert_snapshot_in, fixture_metadata, snapshot_dir,
+};
 
 const FORMATS: [(CatalogFormat, &str); 3] = [
     (CatalogFormat::Xml, "xml"),
@@ -86,25 +88,43 @@ fn custom_load_tool_is_named_in_the_guardrail() {
     assert!(!out.contains("load_skill"));
 }
 
-/// The comparison is exact: the stored catalog with its final newline
-/// dropped, or with one more, or with a trailing space, does not match.
+/// Whether insta accepts `actual` as the stored snapshot `name`: the check
+/// runs on a scratch copy of the snapshot's two files, so whatever insta
+/// writes on a mismatch (a `.snap.new` for review, or a rewrite under
+/// `INSTA_UPDATE=always`) never touches `tests/snapshots`. Accepted means the
+/// assertion passed and left the stored bytes as they were.
+fn insta_accepts(name: &str, actual: &[u8]) -> bool {
+    let (stem, extension) = name.split_once('.').expect("name.extension");
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    for file in [format!("{stem}.snap"), format!("{stem}.snap.{extension}")] {
+        std::fs::copy(snapshot_dir().join(&file), scratch.path().join(&file))
+            .unwrap_or_else(|e| panic!("cannot copy snapshot {file}: {e}"));
+    }
+    let passed = std::panic::catch_unwind(|| assert_snapshot_in(scratch.path(), name, actual));
+    let stored = std::fs::read(snapshot_dir().join(format!("{stem}.snap.{extension}")))
+        .expect("snapshot exists");
+    let after = std::fs::read(scratch.path().join(format!("{stem}.snap.{extension}")))
+        .expect("scratch copy exists");
+    passed.is_ok() && after == stored
+}
+
+/// The comparison is exact: the catalog with its final newline dropped, or
+/// with one more, or with a trailing space, does not match its snapshot.
 #[test]
 fn snapshots_compare_every_byte() {
     let rendered = catalog().render(&RenderOptions::default());
-    let stored = std::fs::read(snapshot_dir().join("catalog_xml.txt")).expect("snapshot exists");
-    assert_eq!(
-        skills_testkit::snapshot::compare(&stored, rendered.as_bytes()),
-        Ok(())
-    );
-    assert!(rendered.ends_with('\n'), "the catalog ends with a newline");
+    let stored =
+        std::fs::read(snapshot_dir().join("catalog_xml.snap.txt")).expect("snapshot exists");
+    assert_eq!(rendered.as_bytes(), stored.as_slice());
+    assert!(insta_accepts("catalog_xml.txt", rendered.as_bytes()));
 
     let trimmed = rendered.strip_suffix('\n').expect("ends with a newline");
-    let err = skills_testkit::snapshot::compare(&stored, trimmed.as_bytes())
-        .expect_err("a dropped final newline must fail");
-    assert!(err.contains("without its last 1 byte(s)"), "{err}");
-
+    assert!(
+        !insta_accepts("catalog_xml.txt", trimmed.as_bytes()),
+        "a dropped final newline must fail the comparison"
+    );
     let extra = format!("{rendered}\n");
-    assert!(skills_testkit::snapshot::compare(&stored, extra.as_bytes()).is_err());
+    assert!(!insta_accepts("catalog_xml.txt", extra.as_bytes()));
     let spaced = rendered.replacen('\n', " \n", 1);
-    assert!(skills_testkit::snapshot::compare(&stored, spaced.as_bytes()).is_err());
+    assert!(!insta_accepts("catalog_xml.txt", spaced.as_bytes()));
 }

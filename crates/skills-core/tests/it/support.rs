@@ -5,10 +5,21 @@ use skills_core::{
     parse_skill_md,
 };
 
-/// Asserts that `tests/snapshots/<name>` holds exactly `actual`, byte for
-/// byte (trailing newlines included); `UPDATE_SNAPSHOTS=1` rewrites it.
+/// Asserts that the insta binary snapshot `name` (`<stem>.<extension>`,
+/// stored as `tests/snapshots/<stem>.snap` plus `<stem>.snap.<extension>`)
+/// holds exactly `actual`, byte for byte, trailing newlines included.
+/// Review changes with `cargo insta review` (or `INSTA_UPDATE=always`).
 pub(crate) fn assert_snapshot(name: &str, actual: &str) {
-    skills_testkit::snapshot::assert_snapshot(&snapshot_dir(), name, actual);
+    assert_snapshot_in(&snapshot_dir(), name, actual.as_bytes());
+}
+
+/// [`assert_snapshot`] against the snapshots in `dir`.
+pub(crate) fn assert_snapshot_in(dir: &std::path::Path, name: &str, actual: &[u8]) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_binary_snapshot!(name, actual.to_vec()));
 }
 
 /// Where the snapshot files live.
