@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use skills_agent::{Agent, AgentBuilder, Dispatch, Message, Session, ToolCall, ToolSpec};
 use skills_core::{Extensions, InCodeProvider, InCodeSkill, define_skill};
 
-/// Asserts that `tests/snapshots/<name>.txt` holds exactly the value, byte
-/// for byte (trailing newlines included); `UPDATE_SNAPSHOTS=1` rewrites it.
+/// Asserts that the insta binary snapshot `<name>` (`tests/snapshots/<name>.snap`
+/// and `<name>.snap.txt`) holds exactly the value, byte for byte (trailing
+/// newlines included); review changes with `cargo insta review`.
 macro_rules! snap {
     ($name:expr, $value:expr) => {{
         let value: String = $value;
@@ -22,10 +23,42 @@ mod requests;
 mod tool_specs;
 mod trpc_surface;
 
-/// Compares `value` with `tests/snapshots/<name>.txt`, byte for byte.
+/// Where the snapshot files live.
+fn snapshot_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
+}
+
+/// Compares `value` with the binary snapshot `<name>` (its bytes are in
+/// `tests/snapshots/<name>.snap.txt`), byte for byte.
 pub(crate) fn assert_snapshot(name: impl AsRef<str>, value: &str) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    skills_testkit::snapshot::assert_snapshot(&dir, &format!("{}.txt", name.as_ref()), value);
+    assert_snapshot_in(&snapshot_dir(), name.as_ref(), value.as_bytes());
+}
+
+/// [`assert_snapshot`] against the snapshots in `dir`.
+fn assert_snapshot_in(dir: &std::path::Path, name: &str, value: &[u8]) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(dir);
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_binary_snapshot!(&format!("{name}.txt"), value.to_vec()));
+}
+
+/// Whether insta accepts `value` as the stored snapshot `<name>`, checked on
+/// a scratch copy of its two files (so a `.snap.new`, or a rewrite under
+/// `INSTA_UPDATE=always`, never lands in `tests/snapshots`): the assertion
+/// passed and the stored bytes were left as they were.
+fn insta_accepts(name: &str, value: &[u8]) -> bool {
+    let scratch = tempfile::tempdir().expect("scratch dir");
+    for file in [format!("{name}.snap"), format!("{name}.snap.txt")] {
+        std::fs::copy(snapshot_dir().join(&file), scratch.path().join(&file))
+            .unwrap_or_else(|e| panic!("cannot copy snapshot {file}: {e}"));
+    }
+    let passed = std::panic::catch_unwind(|| assert_snapshot_in(scratch.path(), name, value));
+    let stored =
+        std::fs::read(snapshot_dir().join(format!("{name}.snap.txt"))).expect("snapshot exists");
+    let after =
+        std::fs::read(scratch.path().join(format!("{name}.snap.txt"))).expect("scratch copy");
+    passed.is_ok() && after == stored
 }
 
 pub(crate) const INSTRUCTIONS: &str = "You are a careful assistant for a small office.";
@@ -272,12 +305,12 @@ pub(crate) fn reindent(json: &str) -> String {
     out
 }
 
-/// The comparison is exact: a tool result with one more or one fewer
-/// trailing newline, or a trailing space, does not match its snapshot.
+/// The comparison is exact: a tool result with one more trailing newline, or
+/// a trailing space, does not match its snapshot.
 #[test]
 fn snapshots_compare_every_byte() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    let stored = std::fs::read(dir.join("default_read_ok.txt")).expect("snapshot exists");
+    let stored =
+        std::fs::read(snapshot_dir().join("default_read_ok.snap.txt")).expect("snapshot exists");
     let actual = pollster::block_on(async {
         let mut session = start(builder()).await;
         run(
@@ -287,11 +320,14 @@ fn snapshots_compare_every_byte() {
         )
         .await
     });
-    let compare = skills_testkit::snapshot::compare;
-    assert_eq!(compare(&stored, actual.as_bytes()), Ok(()));
-    assert!(compare(&stored, format!("{actual}\n").as_bytes()).is_err());
-    assert!(compare(&stored, format!("{actual} ").as_bytes()).is_err());
-    let multi_line = format!("{actual}\n\n");
-    let trimmed = multi_line.trim_end();
-    assert!(compare(multi_line.as_bytes(), trimmed.as_bytes()).is_err());
+    assert_eq!(actual.as_bytes(), stored.as_slice());
+    assert!(insta_accepts("default_read_ok", actual.as_bytes()));
+    assert!(!insta_accepts(
+        "default_read_ok",
+        format!("{actual}\n").as_bytes()
+    ));
+    assert!(!insta_accepts(
+        "default_read_ok",
+        format!("{actual} ").as_bytes()
+    ));
 }
