@@ -57,8 +57,15 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-fn snapshots() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots")
+/// Asserts that the insta binary snapshot `name` (`<stem>.<extension>`:
+/// `tests/snapshots/<stem>.snap` and `<stem>.snap.<extension>`) holds exactly
+/// `actual`, byte for byte; review changes with `cargo insta review`.
+fn assert_snapshot(name: &str, actual: &str) {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots"));
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_omit_expression(true);
+    settings.bind(|| insta::assert_binary_snapshot!(name, actual.as_bytes().to_vec()));
 }
 
 fn write_skill(root: &Path, folder: &str, frontmatter: &str, body: &str) -> PathBuf {
@@ -75,7 +82,7 @@ fn write_skill(root: &Path, folder: &str, frontmatter: &str, body: &str) -> Path
 #[test]
 fn golden_text_for_the_example_skills() {
     let run = run_in(&workspace(), &["report", "examples/skills"]).ok();
-    skills_testkit::snapshot::assert_snapshot(&snapshots(), "report-examples.txt", &run.stdout);
+    assert_snapshot("report-examples.txt", &run.stdout);
     assert!(
         !run.stdout.contains('\u{1b}'),
         "no colours when not a terminal"
@@ -85,7 +92,7 @@ fn golden_text_for_the_example_skills() {
 #[test]
 fn golden_json_for_the_example_skills() {
     let run = run_in(&workspace(), &["report", "--json", "examples/skills"]).ok();
-    skills_testkit::snapshot::assert_snapshot(&snapshots(), "report-examples.json", &run.stdout);
+    assert_snapshot("report-examples-json.json", &run.stdout);
 }
 
 #[test]
