@@ -8,7 +8,6 @@
 //! crate of the workspace can use it without a dependency cycle.
 
 pub mod library;
-pub mod snapshot;
 
 /// A seeded 64-bit linear congruential generator (Knuth's MMIX constants).
 ///
