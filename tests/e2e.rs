@@ -17,10 +17,11 @@ use serde_json::json;
 use skills_agent::{
     Agent, ModelResponse, Profile, Runner, ScriptedModel, Surface, ToolCall, WorkspaceTools,
 };
-use skills_core::{SkillProvider, WorkspaceRuntime};
+use skills_core::SkillProvider;
 use skills_exec::SandboxRuntime;
 use skills_fs::{FsOptions, FsProvider};
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer};
+use skills_workspace::WorkspaceRuntime;
 
 const SKILL_MD: &str = "---
 name: weekly-report

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use skills_core::{
-    ExecRequest, RunRequest, Skill, SkillFile, SkillSource, WorkspaceError, WorkspaceErrorKind,
+use skills_core::Skill;
+use skills_workspace::{
+    ExecRequest, RunRequest, SkillFile, SkillSource, WorkspaceError, WorkspaceErrorKind,
     WorkspaceRuntime, WriteStdinRequest, tool_schema,
 };
 

@@ -42,9 +42,10 @@
 //!
 //! Boundaries: no I/O and no HTTP here (the model adapters for OpenAI and
 //! Anthropic, and their wire encoders, are in `skills-models`; see
-//! `docs/models.md`); the crate builds for `wasm32-unknown-unknown`. It depends on
-//! `skills-core` only, never on `skills-fs` or `skills-exec`: those plug in
-//! through [`skills_core::SkillProvider`] and [`ExecutionTools`].
+//! `docs/models.md`); the crate builds for `wasm32-unknown-unknown`. It
+//! depends on `skills-core` and `skills-workspace` only, never on
+//! `skills-fs` or `skills-exec`: those plug in through
+//! [`skills_core::SkillProvider`] and [`ExecutionTools`].
 
 mod config;
 mod exec_tools;

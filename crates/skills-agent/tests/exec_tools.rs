@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use skills_agent::{Agent, Dispatch, Message, Profile, Surface, ToolCall, WorkspaceTools};
-use skills_core::{InCodeProvider, WorkspaceRuntime, define_skill};
+use skills_core::{InCodeProvider, define_skill};
 use skills_exec::LocalRuntime;
+use skills_workspace::WorkspaceRuntime;
 
 fn agent(runtime: Arc<dyn WorkspaceRuntime>, surface: Surface) -> Agent {
     let skill = define_skill("greeter", "Greets from a script. Use to test scripts.")
@@ -98,6 +99,6 @@ async fn bad_run_arguments_are_a_tool_error() {
     assert!(ids[0] != ids[1] && ids[1] != ids[2], "{ids:?}");
     assert!(
         ids.iter()
-            .all(|id| skills_core::validate_session_id(id).is_ok())
+            .all(|id| skills_workspace::validate_session_id(id).is_ok())
     );
 }

@@ -27,9 +27,10 @@ use skills_agent::{
     Agent, CancelToken, Event, Model, ModelError, ModelErrorKind, Profile, RunEvent, Runner,
     Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage, WorkspaceTools,
 };
-use skills_core::{SkillProvider, WorkspaceRuntime};
+use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
+use skills_workspace::WorkspaceRuntime;
 
 use crate::failure::Failure;
 use crate::text;
@@ -89,7 +90,7 @@ impl RunMode {
     /// The runtime for this mode, keeping its workspaces under `root`.
     pub(crate) fn runtime(self, root: &Path) -> Result<Arc<dyn WorkspaceRuntime>, Failure> {
         // A missing bubblewrap or an unusable root is the user's to fix.
-        let usage = |err: skills_core::WorkspaceError| Failure::usage(err.to_string());
+        let usage = |err: skills_workspace::WorkspaceError| Failure::usage(err.to_string());
         let runtime: Arc<dyn WorkspaceRuntime> = match self {
             Self::Local => Arc::new(LocalRuntime::builder(root).build().map_err(usage)?),
             Self::Sandbox => Arc::new(

@@ -12,8 +12,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use skills_core::{RunRequest, RunResult, SkillProvider, SkillSource, WorkspaceRuntime};
+use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
+use skills_workspace::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
 
 /// What `skills run` was asked to do.
 #[derive(Debug)]

@@ -2,14 +2,21 @@
 //! validation, the [`SkillProvider`] trait with in-code and layered providers, the
 //! byte-stable catalog renderer and transcript injection tagging.
 //!
+//! It is about skills only: how commands run in a workspace (the
+//! `WorkspaceRuntime` trait, run and exec requests, path rules) is the contract
+//! of `skills-workspace`, which depends on this crate, never the reverse.
+//!
 //! # Who should depend on this crate
-//! Anyone implementing a provider, a disclosure surface or an agent integration.
-//! The API is small on purpose and changes rarely.
+//! Anyone implementing a provider, a disclosure surface or an agent integration,
+//! and `skills-workspace` for the skill types it stages. The API is small on
+//! purpose and changes rarely.
 //!
 //! # What it must not depend on
-//! No I/O of any kind: no file system, network, processes, clocks or threads. The
-//! crate builds for `wasm32-unknown-unknown`, so edge workers can serve in-code
-//! skills. File-system discovery lives in `skills-fs`; agents in `skills-agent`.
+//! No I/O of any kind: no file system, network, processes, clocks or threads, and
+//! no other crate of the workspace outside its tests. The crate builds for
+//! `wasm32-unknown-unknown`, so edge workers can serve in-code skills.
+//! File-system discovery lives in `skills-fs`; the execution contract in
+//! `skills-workspace`; agents in `skills-agent`.
 //!
 //! # Design
 //! * Only the private `frontmatter` module touches the YAML parser, so the
@@ -47,7 +54,6 @@ mod search;
 mod tagging;
 mod tools_section;
 mod validate;
-mod workspace;
 
 pub use catalog::{
     Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
@@ -93,18 +99,6 @@ pub use tools_section::declared_tools;
 pub use validate::{
     Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
     parse_skill_md, parse_skill_md_bytes,
-};
-pub use workspace::schema as tool_schema;
-pub use workspace::{
-    Attachment, CleanupReport, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
-    ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
-    ExecOutput, ExecRequest, ExecStatus, INPUTS_SUBDIR, InputMode, InputSource, InputSpec,
-    MAX_SESSION_ID_CHARS, OUTPUT_SUBDIR, OutputFile, OutputSpec, RUNS_SUBDIR, RunRequest,
-    RunResult, SKILLS_SUBDIR, SavedArtifact, SkillFile, SkillSource, StagedInput, StagedSkill,
-    WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
-    WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest, dedupe_file_name,
-    normalize_output_glob, normalize_relative, resolve_cwd, sanitize_file_name,
-    validate_session_id,
 };
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.

@@ -10,8 +10,8 @@
 use std::process::Stdio;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime, RunLimits, SandboxOptions, SandboxRuntime};
+use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
 
 fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
     let s = dir.join(name);

@@ -12,8 +12,8 @@
 use std::process::Stdio;
 use std::time::Instant;
 
-use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime, RunLimits};
+use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
 
 /// User and system CPU of this process and its waited-for children, in
 /// seconds (fields 14 to 17 of `/proc/self/stat`, in clock ticks of

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Mutex;
 
 use async_trait::async_trait;
-use skills_core::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult, validate_session_id};
+use skills_workspace::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult, validate_session_id};
 
 use crate::fsutil::{blocking, io_error};
 

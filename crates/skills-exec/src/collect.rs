@@ -6,7 +6,8 @@ use std::collections::BTreeSet;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use rustix::fs::FileType;
-use skills_core::{OutputFile, WorkspaceError, WorkspaceErrorKind, guess_mime, looks_binary};
+use skills_core::{guess_mime, looks_binary};
+use skills_workspace::{OutputFile, WorkspaceError, WorkspaceErrorKind};
 
 use crate::fsutil::{DirHandle, Opened};
 

@@ -11,11 +11,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
-use skills_core::{
+use skills_core::SkillProvider;
+use skills_workspace::{
     CleanupReport, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
     ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
-    OUTPUT_SUBDIR, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillProvider, SkillSource,
-    StagedSkill, WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
+    OUTPUT_SUBDIR, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillSource, StagedSkill,
+    WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
     WorkspaceInfo, WorkspaceResult, normalize_output_glob, normalize_relative, resolve_cwd,
     validate_session_id,
 };

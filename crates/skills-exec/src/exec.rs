@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use skills_core::{
+use skills_workspace::{
     ExecOutput, ExecRequest, ExecStatus, WorkspaceError, WorkspaceErrorKind, WorkspaceResult,
     WriteStdinRequest,
 };

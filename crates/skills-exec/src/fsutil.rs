@@ -33,7 +33,7 @@ use rustix::fs::{
     renameat, renameat_with, statat, symlinkat, unlinkat,
 };
 use rustix::process::{Gid, Uid};
-use skills_core::{WorkspaceError, WorkspaceErrorKind};
+use skills_workspace::{WorkspaceError, WorkspaceErrorKind};
 
 /// How deep [`DirHandle::walk_tree`] descends (deeper folders are not
 /// visited, and the walk says so).
@@ -102,7 +102,7 @@ pub(crate) fn is_within(root: &Path, path: &Path) -> bool {
 }
 
 /// Joins a checked relative path (from
-/// [`normalize_relative`](skills_core::normalize_relative)) to `root`.
+/// [`normalize_relative`](skills_workspace::normalize_relative)) to `root`.
 pub(crate) fn join_rel(root: &Path, rel: &str) -> PathBuf {
     if rel.is_empty() {
         root.to_path_buf()

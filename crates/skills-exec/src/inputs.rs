@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skills_core::{
+use skills_workspace::{
     Attachment, INPUTS_SUBDIR, InputMode, InputSource, InputSpec, SKILLS_SUBDIR, StagedInput,
     WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceResult, normalize_relative,
 };
@@ -66,7 +66,7 @@ impl Engine {
             Some(to) => normalize_relative(to.strip_prefix(WORKSPACE_SCHEME).unwrap_or(to))?,
             None => format!(
                 "{INPUTS_SUBDIR}/{}",
-                skills_core::sanitize_file_name(&default_name)
+                skills_workspace::sanitize_file_name(&default_name)
             ),
         };
         if dst.is_empty() || dst == SKILLS_SUBDIR || dst.starts_with(&format!("{SKILLS_SUBDIR}/")) {
@@ -185,12 +185,12 @@ impl Engine {
                 if size > usage.bytes_left(&limits) || usage.files_left(&limits) == 0 {
                     return Err(over_budget(&name, &usage, &limits));
                 }
-                let clean = skills_core::sanitize_file_name(&name);
+                let clean = skills_workspace::sanitize_file_name(&name);
                 let mut placed = None;
                 // A name taken meanwhile (by a command) is skipped: files are
                 // only ever created new here, never written through (H2).
                 for _ in 0..NAME_ATTEMPTS {
-                    let unique = skills_core::dedupe_file_name(&clean, &|n: &str| {
+                    let unique = skills_workspace::dedupe_file_name(&clean, &|n: &str| {
                         !matches!(dir.stat_at(n), Ok(None))
                     });
                     match dir.create_file(&unique, 0o644) {

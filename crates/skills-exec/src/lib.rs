@@ -1,5 +1,5 @@
 //! Workspace runtimes for Agent Skills: the implementations of
-//! [`WorkspaceRuntime`](skills_core::WorkspaceRuntime) that give each agent
+//! [`WorkspaceRuntime`](skills_workspace::WorkspaceRuntime) that give each agent
 //! session a workspace, stage skills into it and run their scripts.
 //!
 //! * [`LocalRuntime`] runs commands as local processes (`bash -c`), each in its
@@ -14,9 +14,9 @@
 //!   ([`InMemoryArtifacts`], [`FsArtifacts`]).
 //!
 //! # What it must not depend on
-//! No agent, model or provider-discovery code: it depends on `skills-core` for
-//! the trait, the request and result types and the path rules, and on tokio
-//! for processes. `skills-agent` receives an `Arc<dyn WorkspaceRuntime>` and
+//! No agent, model or provider-discovery code: it depends on `skills-workspace`
+//! for the trait, the request and result types and the path rules,
+//! on `skills-core` for skills, and on tokio for processes. `skills-agent` receives an `Arc<dyn WorkspaceRuntime>` and
 //! never depends on this crate.
 //!
 //! # Design
@@ -40,9 +40,9 @@
 //!   interactive sessions and their lifetime.
 //!
 //! ```no_run
-//! use skills_core::{RunRequest, SkillSource, WorkspaceRuntime};
+//! use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
 //! use skills_exec::LocalRuntime;
-//! # async fn demo() -> Result<(), skills_core::WorkspaceError> {
+//! # async fn demo() -> Result<(), skills_workspace::WorkspaceError> {
 //! let runtime = LocalRuntime::builder("/tmp/skills-workspaces").build()?;
 //! runtime.stage_skill("session-1", &SkillSource::folder("csv-insights", "examples/skills/csv-insights")).await?;
 //! let result = runtime

@@ -255,7 +255,7 @@ impl Enforcement {
 /// at once, or a new one made on the blocking pool.
 pub(crate) async fn run_cgroup(
     enforcement: &Arc<Enforcement>,
-) -> skills_core::WorkspaceResult<Option<RunCgroup>> {
+) -> skills_workspace::WorkspaceResult<Option<RunCgroup>> {
     if let Some(c) = enforcement.idle_cgroup() {
         return Ok(Some(c));
     }

@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use skills_core::{WorkspaceError, WorkspaceErrorKind};
+use skills_workspace::{WorkspaceError, WorkspaceErrorKind};
 
 use crate::launchers::{Kind, Reading, classify, find_programs};
 

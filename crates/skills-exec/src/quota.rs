@@ -20,7 +20,7 @@
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
-use skills_core::{
+use skills_workspace::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES, WorkspaceError,
     WorkspaceErrorKind,
 };

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use skills_core::{WorkspaceError, WorkspaceErrorKind};
+use skills_workspace::{WorkspaceError, WorkspaceErrorKind};
 
 use crate::fsutil::{DirHandle, euid, io_error, random_hex};
 
@@ -32,7 +32,7 @@ const TRAVERSABLE_MODE: u32 = 0o711;
 /// use skills_exec::{LocalRuntime, private_root};
 /// let root = private_root("my-agent");
 /// let runtime = LocalRuntime::builder(&root).build()?;
-/// # Ok::<(), skills_core::WorkspaceError>(())
+/// # Ok::<(), skills_workspace::WorkspaceError>(())
 /// ```
 pub fn private_root(prefix: &str) -> PathBuf {
     std::env::temp_dir().join(format!("{prefix}-{}", random_hex(8)))

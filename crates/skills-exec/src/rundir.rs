@@ -18,7 +18,7 @@ use std::io;
 use std::sync::Mutex;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use skills_core::{RUNS_SUBDIR, WorkspaceError};
+use skills_workspace::{RUNS_SUBDIR, WorkspaceError};
 
 use crate::fsutil::{DirHandle, io_error, walk_error};
 

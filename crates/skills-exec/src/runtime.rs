@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use skills_core::{
+use skills_core::SkillProvider;
+use skills_workspace::{
     Attachment, CleanupReport, ExecOutput, ExecRequest, InputSpec, RunRequest, RunResult,
-    SkillProvider, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile,
-    WorkspaceInfo, WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
+    SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile, WorkspaceInfo,
+    WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::artifact::ArtifactService;
@@ -96,7 +97,7 @@ impl RuntimeBuilder {
     /// Stages skills from `provider` on demand when a run names a skill that
     /// is not staged yet. Without a provider (the default), a run of a skill
     /// not staged in the session is refused with
-    /// [`WorkspaceErrorKind::SkillNotLoaded`](skills_core::WorkspaceErrorKind::SkillNotLoaded).
+    /// [`WorkspaceErrorKind::SkillNotLoaded`](skills_workspace::WorkspaceErrorKind::SkillNotLoaded).
     #[must_use]
     pub fn stage_on_demand(mut self, provider: Arc<dyn SkillProvider>) -> Self {
         self.provider = Some(provider);
@@ -181,7 +182,7 @@ impl RuntimeBuilder {
     /// the sandbox helper ([`find_helper`](crate::find_helper)), and checks
     /// what can be checked without starting them (blocking, no process
     /// started: the first run starts the sandbox). Fails with
-    /// [`WorkspaceErrorKind::Unavailable`](skills_core::WorkspaceErrorKind::Unavailable)
+    /// [`WorkspaceErrorKind::Unavailable`](skills_workspace::WorkspaceErrorKind::Unavailable)
     /// when bubblewrap or the helper is
     /// missing or user namespaces are off; a sandbox that still cannot
     /// start makes the first run fail with the same kind and `bwrap`'s

@@ -27,8 +27,8 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skills_core::{SKILLS_SUBDIR, WorkspaceError, WorkspaceErrorKind};
 use skills_sandbox::protocol::HelperConfig;
+use skills_workspace::{SKILLS_SUBDIR, WorkspaceError, WorkspaceErrorKind};
 
 use crate::fsutil::is_within;
 use crate::limits::{Enforcement, Kind, RunLimits};

@@ -7,7 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
-use skills_core::{
+use skills_workspace::{
     INPUTS_SUBDIR, OUTPUT_SUBDIR, RUNS_SUBDIR, SKILLS_SUBDIR, SkillFile, WORK_SUBDIR,
     WorkspaceError, WorkspaceErrorKind, normalize_relative,
 };

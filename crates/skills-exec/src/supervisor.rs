@@ -40,11 +40,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use skills_core::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use skills_sandbox::protocol::{
     ExitStatus, FailReason, MAX_REPLY_FRAME, Notes, PROTOCOL_VERSION, Reply, Request, RunRequest,
 };
 use skills_sandbox::transport::{FrameReader, send_frame};
+use skills_workspace::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use tokio::sync::mpsc;
 
 use crate::capture::read_capped;
@@ -101,7 +101,7 @@ pub(crate) struct Supervisor {
 /// The skills' `.venv/` folders with their inodes (what the mounts depend on).
 pub(crate) fn venvs(ws_root: &Path) -> Vec<(PathBuf, u64)> {
     let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(ws_root.join(skills_core::SKILLS_SUBDIR)) {
+    if let Ok(entries) = std::fs::read_dir(ws_root.join(skills_workspace::SKILLS_SUBDIR)) {
         for entry in entries.flatten() {
             let venv = entry.path().join(".venv");
             if let Ok(m) = std::fs::symlink_metadata(&venv)

@@ -26,7 +26,8 @@
 //! crate. Nothing in the other crates sees an `rmcp` type, and the CLI only
 //! calls [`SkillsServer::builder`], [`serve_stdio`] and [`HttpServer::bind`].
 //!
-//! This crate depends on `skills-core` (the provider and runtime traits) and
+//! This crate depends on `skills-core` (the provider trait), `skills-workspace`
+//! (the runtime trait) and
 //! `skills-agent` (the fallback tools' logic), and runs on tokio. It must not
 //! depend on `skills-fs` (the CLI builds the provider and hands it in as an
 //! `Arc<dyn SkillProvider>`), on `skills-exec` (the run tools' runtime comes
@@ -35,7 +36,7 @@
 //! The guide with client configurations is `docs/mcp.md`.
 //!
 //! [`SkillProvider`]: skills_core::SkillProvider
-//! [`WorkspaceRuntime`]: skills_core::WorkspaceRuntime
+//! [`WorkspaceRuntime`]: skills_workspace::WorkspaceRuntime
 
 mod error;
 mod index;

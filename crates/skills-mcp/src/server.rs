@@ -20,7 +20,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use skills_agent::{Agent, Dispatch, Profile, Surface, ToolCall, WorkspaceTools};
-use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider, WorkspaceRuntime};
+use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider};
+use skills_workspace::WorkspaceRuntime;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;

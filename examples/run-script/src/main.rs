@@ -18,9 +18,10 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use skills_core::{RunRequest, SkillProvider, SkillSource, WorkspaceRuntime};
+use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
 use skills_fs::{FsOptions, FsProvider};
+use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 

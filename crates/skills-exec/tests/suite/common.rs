@@ -1,8 +1,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skills_core::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
+use skills_workspace::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
 
 /// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
 /// put a copy a normal user can read).

@@ -1,13 +1,13 @@
 use std::time::Duration;
 
-use skills_core::{
+use skills_exec::{CommandPolicy, LocalRuntime};
+use skills_workspace::{
     ExecRequest, ExecStatus, WorkspaceErrorKind, WorkspaceRuntime, WriteStdinRequest,
 };
-use skills_exec::{CommandPolicy, LocalRuntime};
 
 use crate::common::*;
 
-async fn until_done(rt: &dyn WorkspaceRuntime, id: &str) -> (String, skills_core::ExecOutput) {
+async fn until_done(rt: &dyn WorkspaceRuntime, id: &str) -> (String, skills_workspace::ExecOutput) {
     let mut all = String::new();
     for _ in 0..100 {
         let out = rt.poll_exec("s", id, Some(100)).await.unwrap();

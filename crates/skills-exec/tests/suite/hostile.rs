@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use skills_core::{
+use skills_exec::{InMemoryArtifacts, LocalRuntime, SandboxRuntime};
+use skills_workspace::{
     Attachment, ExecRequest, InputSpec, RunRequest, SkillSource, WorkspaceErrorKind,
     WorkspaceRuntime,
 };
-use skills_exec::{InMemoryArtifacts, LocalRuntime, SandboxRuntime};
 
 use crate::common::*;
 

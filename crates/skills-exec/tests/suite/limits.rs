@@ -4,8 +4,8 @@
 //! As root the host's cgroups enforce processes and memory; as a normal
 //! user the resource-limit fallback does (and the result says so).
 
-use skills_core::{RunRequest, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime, RunLimits};
+use skills_workspace::{RunRequest, WorkspaceRuntime};
 
 use crate::common::*;
 use crate::sandbox::{options, sandbox_with};

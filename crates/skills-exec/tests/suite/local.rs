@@ -1,11 +1,11 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use skills_core::{
+use skills_exec::{CommandPolicy, InMemoryArtifacts, LocalRuntime};
+use skills_workspace::{
     Attachment, InputSpec, OutputSpec, RunRequest, SkillFile, SkillSource, WorkspaceErrorKind,
     WorkspaceRuntime,
 };
-use skills_exec::{CommandPolicy, InMemoryArtifacts, LocalRuntime};
 
 use crate::common::*;
 

@@ -1,5 +1,5 @@
-use skills_core::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
 use skills_exec::{CommandPolicy, LocalRuntime};
+use skills_workspace::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
 
 use crate::common::*;
 
@@ -104,7 +104,7 @@ async fn policy_mode_refuses_shell_and_risky_env() {
 
 /// A skill with fake multi-call and privilege programs (perl scripts, so
 /// they run where perl is) and scripts whose `#!` names a program.
-fn launcher_skill(parent: &std::path::Path) -> skills_core::SkillSource {
+fn launcher_skill(parent: &std::path::Path) -> skills_workspace::SkillSource {
     let dir = parent.join("launch");
     std::fs::create_dir_all(dir.join("fakes")).unwrap();
     std::fs::write(
@@ -140,7 +140,7 @@ fn launcher_skill(parent: &std::path::Path) -> skills_core::SkillSource {
             std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
         }
     }
-    skills_core::SkillSource::folder("launch", dir.display().to_string())
+    skills_workspace::SkillSource::folder("launch", dir.display().to_string())
 }
 
 // threat model: H10

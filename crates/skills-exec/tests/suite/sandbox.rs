@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use skills_core::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
 use skills_exec::{
     BWRAP_PATHS, CommandPolicy, RunLimits, SandboxOptions, SandboxRuntime, find_bwrap,
 };
+use skills_workspace::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
 
 use crate::common::*;
 
@@ -312,7 +312,7 @@ async fn allowed_read_paths_are_read_only() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn interactive_session_on_a_terminal() {
-    use skills_core::{ExecRequest, ExecStatus, WriteStdinRequest};
+    use skills_workspace::{ExecRequest, ExecStatus, WriteStdinRequest};
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox(dir.path());
     rt.stage_skill("s", &generated_skill(dir.path(), "ia"))

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use skills_core::{
+use skills_exec::WorkspaceLimits;
+use skills_workspace::{
     ExecRequest, ExecStatus, InputSpec, OutputSpec, RunRequest, WorkspaceErrorKind,
     WorkspaceRuntime,
 };
-use skills_exec::WorkspaceLimits;
 
 use crate::common::*;
 
@@ -252,7 +252,7 @@ async fn output_caps_a_request_sets_are_clamped_to_the_runtime() {
         assert_eq!(huge.size_bytes, 16 << 20, "{name}");
         assert_eq!(
             huge.content.as_deref().map(str::len),
-            Some(skills_core::DEFAULT_MAX_FILE_BYTES as usize),
+            Some(skills_workspace::DEFAULT_MAX_FILE_BYTES as usize),
             "{name}"
         );
         rt.cleanup("s").await.unwrap();

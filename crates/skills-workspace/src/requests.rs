@@ -1,0 +1,450 @@
+//! The requests a model sends (`skill_run`, `skill_exec`, `skill_write_stdin`)
+//! and the results a runtime answers with.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::inputs::{InputSpec, StagedInput};
+use crate::outputs::{OutputFile, OutputSpec, SavedArtifact};
+
+/// A `skill_run` request, as the model sends it (trpc field names).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunRequest {
+    /// The skill to run in (staged under `skills/<skill>`).
+    pub skill: String,
+    /// The command, run with `bash -c` (or without a shell under a policy).
+    pub command: String,
+    /// The working folder: relative to the skill root, or starting with
+    /// `$WORKSPACE_DIR`, `$SKILLS_DIR`, `$WORK_DIR`, `$OUTPUT_DIR` or `$RUN_DIR`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Text written to standard input; standard input is closed when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<String>,
+    /// Text an `$EDITOR` invoked by the command "types": the runtime sets
+    /// `EDITOR`/`VISUAL` to a helper that writes this text into the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub editor_text: Option<String>,
+    /// Timeout in seconds; the runtime's default when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// Globs of files to collect (`out/*.txt`, `$OUTPUT_DIR/**`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_files: Vec<String>,
+    /// The declarative outputs manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<OutputSpec>,
+    /// Inputs to stage before running.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputSpec>,
+    /// Save collected files as artifacts.
+    #[serde(default)]
+    pub save_as_artifacts: bool,
+    /// Leave file contents out of the result (refs and sizes only).
+    #[serde(default)]
+    pub omit_inline_content: bool,
+    /// A prefix for the names of saved artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_prefix: Option<String>,
+}
+
+impl RunRequest {
+    /// Runs `command` in `skill`.
+    pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
+        Self {
+            skill: skill.into(),
+            command: command.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the working folder.
+    #[must_use]
+    pub fn cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Adds an environment variable.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets standard input.
+    #[must_use]
+    pub fn stdin(mut self, stdin: impl Into<String>) -> Self {
+        self.stdin = Some(stdin.into());
+        self
+    }
+
+    /// Sets the editor text.
+    #[must_use]
+    pub fn editor_text(mut self, text: impl Into<String>) -> Self {
+        self.editor_text = Some(text.into());
+        self
+    }
+
+    /// Sets the timeout in seconds.
+    #[must_use]
+    pub fn timeout_secs(mut self, secs: u64) -> Self {
+        self.timeout = Some(secs);
+        self
+    }
+
+    /// Adds an output glob.
+    #[must_use]
+    pub fn output_file(mut self, glob: impl Into<String>) -> Self {
+        self.output_files.push(glob.into());
+        self
+    }
+
+    /// Sets the outputs manifest.
+    #[must_use]
+    pub fn outputs(mut self, outputs: OutputSpec) -> Self {
+        self.outputs = Some(outputs);
+        self
+    }
+
+    /// Adds an input.
+    #[must_use]
+    pub fn input(mut self, input: InputSpec) -> Self {
+        self.inputs.push(input);
+        self
+    }
+
+    /// Sets `save_as_artifacts`.
+    #[must_use]
+    pub fn save_as_artifacts(mut self, save: bool) -> Self {
+        self.save_as_artifacts = save;
+        self
+    }
+
+    /// Sets `omit_inline_content`.
+    #[must_use]
+    pub fn omit_inline_content(mut self, omit: bool) -> Self {
+        self.omit_inline_content = omit;
+        self
+    }
+
+    /// Sets the artifact prefix.
+    #[must_use]
+    pub fn artifact_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.artifact_prefix = Some(prefix.into());
+        self
+    }
+}
+
+/// What a run did.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct RunResult {
+    /// Standard output (head and tail kept when over the cap, with a note).
+    pub stdout: String,
+    /// Standard error, capped the same way.
+    pub stderr: String,
+    /// The exit code; `None` when the command was killed by a signal.
+    pub exit_code: Option<i32>,
+    /// `true` when the timeout ended the command.
+    pub timed_out: bool,
+    /// Wall-clock time from spawn to exit.
+    pub duration_ms: u64,
+    /// The run's folder, relative to the workspace root (`runs/run_<timestamp>`).
+    pub run_dir: String,
+    /// Collected files.
+    #[serde(default)]
+    pub output_files: Vec<OutputFile>,
+    /// The one output that best answers the request (the only text file, or
+    /// the first of the manifest's files), inlined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub primary_output: Option<OutputFile>,
+    /// Files saved as artifacts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifact_files: Vec<SavedArtifact>,
+    /// Inputs staged for the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub staged_inputs: Vec<StagedInput>,
+    /// Things the model should know (truncation, refused links, limits hit,
+    /// no artifact service).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+impl RunResult {
+    /// `true` when the command exited with code 0 in time.
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+}
+
+/// A `skill_exec` request: start an interactive command.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExecRequest {
+    /// The skill to run in.
+    pub skill: String,
+    /// The command, run with `bash -c`.
+    pub command: String,
+    /// The working folder (same rules as [`RunRequest::cwd`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Extra environment variables.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Run on a terminal (a PTY) rather than pipes; default `true`.
+    #[serde(default = "default_true")]
+    pub tty: bool,
+    /// Seconds before the session is killed; the runtime's default when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<u64>,
+    /// How long to wait for first output before answering, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+    /// Inputs to stage before starting.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputSpec>,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl ExecRequest {
+    /// Starts `command` in `skill` on a terminal.
+    pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
+        Self {
+            skill: skill.into(),
+            command: command.into(),
+            tty: true,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the working folder.
+    #[must_use]
+    pub fn cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+
+    /// Adds an environment variable.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Sets whether a terminal is used.
+    #[must_use]
+    pub fn tty(mut self, tty: bool) -> Self {
+        self.tty = tty;
+        self
+    }
+
+    /// Sets the timeout in seconds.
+    #[must_use]
+    pub fn timeout_secs(mut self, secs: u64) -> Self {
+        self.timeout = Some(secs);
+        self
+    }
+
+    /// Sets the first wait in milliseconds.
+    #[must_use]
+    pub fn yield_ms(mut self, ms: u64) -> Self {
+        self.yield_ms = Some(ms);
+        self
+    }
+}
+
+/// A `skill_write_stdin` request.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WriteStdinRequest {
+    /// The exec session.
+    pub session_id: String,
+    /// Text to type.
+    #[serde(default)]
+    pub chars: String,
+    /// Press Enter after the text.
+    #[serde(default)]
+    pub submit: bool,
+    /// How long to wait for output afterwards, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub yield_ms: Option<u64>,
+}
+
+impl WriteStdinRequest {
+    /// Types `chars` into `session_id`.
+    pub fn new(session_id: impl Into<String>, chars: impl Into<String>) -> Self {
+        Self {
+            session_id: session_id.into(),
+            chars: chars.into(),
+            submit: false,
+            yield_ms: None,
+        }
+    }
+
+    /// Presses Enter after the text.
+    #[must_use]
+    pub fn submit(mut self, submit: bool) -> Self {
+        self.submit = submit;
+        self
+    }
+
+    /// Sets the wait in milliseconds.
+    #[must_use]
+    pub fn yield_ms(mut self, ms: u64) -> Self {
+        self.yield_ms = Some(ms);
+        self
+    }
+}
+
+/// The state of an exec session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ExecStatus {
+    /// Still running.
+    Running,
+    /// Exited on its own.
+    Exited,
+    /// Killed by [`WorkspaceRuntime::kill_exec`](crate::WorkspaceRuntime::kill_exec) or a cleanup.
+    Killed,
+    /// Killed by its timeout.
+    TimedOut,
+}
+
+/// What an exec session printed since the last look, and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ExecOutput {
+    /// The exec session's id.
+    pub session_id: String,
+    /// Its state.
+    pub status: ExecStatus,
+    /// Output since the previous answer (capped, with a note when cut).
+    pub output: String,
+    /// The exit code once it has exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Best effort: the output ends like a prompt and nothing arrived for a
+    /// while, so the program probably waits for input.
+    #[serde(default)]
+    pub waiting_for_input: bool,
+}
+
+impl ExecOutput {
+    /// An answer for `session_id`.
+    pub fn new(
+        session_id: impl Into<String>,
+        status: ExecStatus,
+        output: impl Into<String>,
+    ) -> Self {
+        Self {
+            session_id: session_id.into(),
+            status,
+            output: output.into(),
+            exit_code: None,
+            waiting_for_input: false,
+        }
+    }
+
+    /// Sets the exit code.
+    #[must_use]
+    pub fn with_exit_code(mut self, code: Option<i32>) -> Self {
+        self.exit_code = code;
+        self
+    }
+
+    /// Sets the waiting-for-input hint.
+    #[must_use]
+    pub fn with_waiting_for_input(mut self, waiting: bool) -> Self {
+        self.waiting_for_input = waiting;
+        self
+    }
+}
+
+/// A file read back from a workspace (a `workspace://` reference).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct WorkspaceFile {
+    /// Its path relative to the workspace root.
+    pub name: String,
+    /// The sniffed MIME type.
+    pub mime_type: String,
+    /// The full size.
+    pub size_bytes: u64,
+    /// Up to the requested number of bytes.
+    pub bytes: Vec<u8>,
+    /// `true` when `bytes` is shorter than the file.
+    pub truncated: bool,
+}
+
+impl WorkspaceFile {
+    /// A file read back.
+    pub fn new(
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+        size_bytes: u64,
+        bytes: Vec<u8>,
+    ) -> Self {
+        let truncated = (bytes.len() as u64) < size_bytes;
+        Self {
+            name: name.into(),
+            mime_type: mime_type.into(),
+            size_bytes,
+            bytes,
+            truncated,
+        }
+    }
+}
+
+/// What [`WorkspaceRuntime::cleanup`](crate::WorkspaceRuntime::cleanup) removed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct CleanupReport {
+    /// The session.
+    pub session_id: String,
+    /// `true` when a workspace existed and was removed.
+    pub removed: bool,
+    /// How many exec sessions were killed.
+    pub killed_sessions: usize,
+}
+
+impl CleanupReport {
+    /// A cleanup report.
+    pub fn new(session_id: impl Into<String>, removed: bool, killed_sessions: usize) -> Self {
+        Self {
+            session_id: session_id.into(),
+            removed,
+            killed_sessions,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn run_request_json() {
+        let req: RunRequest = serde_json::from_str(
+            r#"{"skill":"demo","command":"echo hi","timeout":5,"inputs":[{"src":"host:///tmp/a","dst":"work/inputs/a"}],
+               "outputs":{"globs":["$OUTPUT_DIR/*"],"MaxFiles":3,"inline":true},"omit_inline_content":true}"#,
+        )
+        .unwrap();
+        assert_eq!(req.timeout, Some(5));
+        assert_eq!(req.inputs[0].to.as_deref(), Some("work/inputs/a"));
+        assert_eq!(req.outputs.as_ref().unwrap().max_files, Some(3));
+        let file = OutputFile::new("out/a.txt", "text/plain", 2);
+        let json = serde_json::to_value(&file).unwrap();
+        assert_eq!(json["ref"], "workspace://out/a.txt");
+    }
+}
