@@ -985,3 +985,35 @@ async fn a_stored_run_stops_on_a_conflict() {
         "no model call after a refused append"
     );
 }
+
+/// The store follows the workspace contract's session id rule: `.` and `..`
+/// name no folder a runtime could use, so a store refuses them too.
+#[tokio::test]
+async fn a_store_refuses_the_ids_a_runtime_refuses() {
+    use skills_agent::{
+        MemoryStore, NewSession, SessionStore, StoreErrorKind, validate_session_id,
+    };
+
+    let store = MemoryStore::new();
+    for bad in [".", "..", "", "a/b", "a b"] {
+        assert!(
+            skills_workspace::validate_session_id(bad).is_err(),
+            "{bad:?}"
+        );
+        let error = validate_session_id(bad).expect_err(bad);
+        assert_eq!(error.kind(), StoreErrorKind::Invalid, "{bad:?}");
+        let error = store
+            .create(&NewSession::new(bad, "agent"))
+            .await
+            .expect_err(bad);
+        assert_eq!(error.kind(), StoreErrorKind::Invalid, "{bad:?}");
+    }
+    for good in ["chat-1", "a.b", "...", "x".repeat(128).as_str()] {
+        assert!(validate_session_id(good).is_ok(), "{good:?}");
+        assert!(
+            skills_workspace::validate_session_id(good).is_ok(),
+            "{good:?}"
+        );
+    }
+    assert!(validate_session_id(&"x".repeat(129)).is_err());
+}

@@ -34,8 +34,9 @@ pub use writer::SessionWriter;
 #[cfg(doc)]
 use crate::Session;
 
-/// The longest session id a store accepts, in bytes.
-pub const MAX_SESSION_ID_LEN: usize = 128;
+/// The longest session id a store accepts, in bytes: the workspace
+/// contract's [`skills_workspace::MAX_SESSION_ID_CHARS`].
+pub const MAX_SESSION_ID_LEN: usize = skills_workspace::MAX_SESSION_ID_CHARS;
 
 /// How deep [`read_lineage`] follows parents before it gives up (a cycle or
 /// a runaway chain of forks).
@@ -108,7 +109,7 @@ pub struct ForkPoint {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewSession {
     /// The id: 1 to [`MAX_SESSION_ID_LEN`] ASCII letters, digits, `-`, `_`
-    /// and `.` (see [`validate_session_id`]).
+    /// and `.`, not `.` or `..` (see [`validate_session_id`]).
     pub id: String,
     /// The agent's name.
     pub agent: String,
@@ -347,30 +348,24 @@ pub trait SessionStore: MaybeSend + MaybeSync + fmt::Debug {
     async fn list(&self) -> Result<Vec<SessionInfo>, StoreError>;
 }
 
-/// Checks a session id: 1 to [`MAX_SESSION_ID_LEN`] ASCII letters, digits,
-/// `-`, `_` and `.` (what [`Session::id`] produces and execution runtimes
-/// accept).
+/// Checks a session id with the one rule of the workspace contract
+/// ([`skills_workspace::validate_session_id`]): 1 to [`MAX_SESSION_ID_LEN`]
+/// ASCII letters, digits, `-`, `_` and `.`, not `.` or `..` (what
+/// [`Session::id`] produces and execution runtimes accept).
 ///
 /// # Errors
 /// [`StoreErrorKind::Invalid`] saying what is wrong.
 pub fn validate_session_id(id: &str) -> Result<(), StoreError> {
-    let ok = !id.is_empty()
-        && id.len() <= MAX_SESSION_ID_LEN
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-    if ok {
-        Ok(())
-    } else {
+    skills_workspace::validate_session_id(id).map_err(|_| {
         let shown: String = id.chars().take(40).collect();
-        Err(StoreError::new(
+        StoreError::new(
             StoreErrorKind::Invalid,
             format!(
                 "invalid session id {shown:?}: use 1 to {MAX_SESSION_ID_LEN} ASCII letters, \
-                 digits, `-`, `_` and `.`"
+                 digits, `-`, `_` and `.`, not `.` or `..`"
             ),
-        ))
-    }
+        )
+    })
 }
 
 /// Checks what `create` gets, against the parent's info when there is one
