@@ -135,6 +135,26 @@ pub struct ExecContext<'a> {
     pub load_tool: &'a str,
 }
 
+impl<'a> ExecContext<'a> {
+    /// The context of a call made outside a [`Session`](crate::Session)
+    /// (a server that keeps no conversation): the workspace of
+    /// `session_id`, the skills counted as loaded, the provider to stage
+    /// from, the load tool's name for messages.
+    pub fn new(
+        session_id: &'a str,
+        loaded: &'a BTreeSet<String>,
+        provider: &'a Arc<dyn SkillProvider>,
+        load_tool: &'a str,
+    ) -> Self {
+        Self {
+            session_id,
+            loaded,
+            provider,
+            load_tool,
+        }
+    }
+}
+
 /// Replaces the text around the catalog (Eino's custom prompt hook).
 pub type PromptHook = Arc<dyn Fn(&PromptContext<'_>) -> String + Send + Sync>;
 

@@ -49,6 +49,7 @@
 
 mod config;
 mod exec_tools;
+mod library;
 mod mention;
 mod message;
 mod model;
@@ -67,6 +68,7 @@ pub use config::{
     Lifetime, Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
 };
 pub use exec_tools::WorkspaceTools;
+pub use library::Library;
 pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};
 pub use model::{

@@ -132,9 +132,10 @@ impl SearchCache {
         self.builds.load(Ordering::Relaxed)
     }
 
-    /// The mark a session takes just before it lists the provider: checks
-    /// started after it answer for that listing.
-    pub(crate) fn mark(&self) -> u64 {
+    /// The mark to take just before listing the provider (a session does,
+    /// and so does a caller of [`Library::search`](crate::Library::search)):
+    /// checks started after it answer for that listing.
+    pub fn mark(&self) -> u64 {
         self.epoch.load(Ordering::SeqCst)
     }
 

@@ -30,6 +30,7 @@ mod engine {
     mod dynamic_tools;
     mod invocation;
     mod isolation;
+    mod library;
     mod lifetimes;
     mod materialization;
     mod profiles;

@@ -2,6 +2,7 @@
 //! fallback tools and the catalog as instructions, on one [`SkillProvider`].
 
 use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -19,7 +20,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use skills_agent::{Agent, Dispatch, Profile, Surface, ToolCall, WorkspaceTools};
+use skills_agent::{Agent, ExecContext, ExecutionTools, Library, Profile, Surface, WorkspaceTools};
 use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider};
 use skills_workspace::WorkspaceRuntime;
 use tokio::sync::watch;
@@ -101,19 +102,21 @@ impl SkillsServerBuilder {
             )
         })?;
         let surface = Surface::Default;
-        let mut agent =
-            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(surface.clone());
-        if let Some(runtime) = &self.runtime {
+        let exec: Option<Arc<dyn ExecutionTools>> = self.runtime.as_ref().map(|runtime| {
             // A client that read SKILL.md through the extension has "loaded"
             // it without calling `load_skill`: runs are not gated on loads.
-            agent = agent.profile(Profile::Full).executor(Arc::new(
-                WorkspaceTools::new(Arc::clone(runtime), &surface).require_loaded(false),
-            ));
+            Arc::new(WorkspaceTools::new(Arc::clone(runtime), &surface).require_loaded(false))
+                as Arc<dyn ExecutionTools>
+        });
+        // The tool list an agent of this surface offers, built once.
+        let mut agent =
+            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(surface.clone());
+        if let Some(exec) = &exec {
+            agent = agent.profile(Profile::Full).executor(Arc::clone(exec));
         }
-        let agent = agent
-            .build()
-            .map_err(|err| Error::new(McpErrorKind::Config, err.to_string()))?;
         let tools = agent
+            .build()
+            .map_err(|err| Error::new(McpErrorKind::Config, err.to_string()))?
             .start_session()
             .await
             .map_err(|err| Error::new(McpErrorKind::Provider, err.to_string()))?
@@ -134,7 +137,8 @@ impl SkillsServerBuilder {
             catalog: RwLock::new(catalog),
             provider: self.provider,
             runtime: self.runtime,
-            agent,
+            surface,
+            exec,
             tools,
             manifests: Manifests::default(),
             files: ResourceCache::default(),
@@ -194,7 +198,10 @@ impl fmt::Debug for SkillsServer {
 struct Shared {
     provider: Arc<dyn SkillProvider>,
     runtime: Option<Arc<dyn WorkspaceRuntime>>,
-    agent: Agent,
+    /// The tool surface the fallback tools follow.
+    surface: Surface,
+    /// The run tools, with a runtime.
+    exec: Option<Arc<dyn ExecutionTools>>,
     tools: Vec<Tool>,
     /// The catalog the reload task last announced.
     catalog: RwLock<Catalog>,
@@ -706,31 +713,43 @@ impl ServerHandler for SkillsServer {
             ));
         }
         let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        // A fresh session per call, under the connection's id: tool calls
-        // are independent, and the run tools keep one workspace per
-        // connection.
-        let mut session = self
-            .shared
-            .agent
-            .start_session()
+        // Tool calls are independent: the skill tools are answered from the
+        // provider's current catalog, as on a fresh session; the run tools
+        // keep one workspace per connection.
+        let provider = &self.shared.provider;
+        let catalog = provider
+            .list()
             .await
             .map_err(|err| McpError::internal_error(err.to_string(), None))?;
-        session.set_id(self.connection.id.clone());
-        let call = ToolCall::new("mcp", name.as_ref(), arguments);
-        match session.handle_tool_call(&call).await {
-            Dispatch::Handled(message) => {
-                let content = vec![ContentBlock::text(message.content)];
-                Ok(if message.is_error {
-                    CallToolResult::error(content)
-                } else {
-                    CallToolResult::success(content)
+        let library = Library::new(provider, &catalog, &self.shared.surface);
+        let result = match library.call(&name, &arguments).await {
+            Some(result) => result,
+            None => match &self.shared.exec {
+                Some(exec) => {
+                    let loaded = BTreeSet::new();
+                    let context = ExecContext::new(
+                        &self.connection.id,
+                        &loaded,
+                        provider,
+                        self.shared.surface.load_tool(),
+                    );
+                    exec.call(&context, &name, &arguments).await
                 }
-                .into())
+                None => {
+                    return Err(McpError::invalid_params(
+                        format!("unknown tool `{name}`"),
+                        None,
+                    ));
+                }
+            },
+        };
+        Ok(match result {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(err) => {
+                tracing::debug!(kind = err.kind().as_str(), "tool call refused");
+                CallToolResult::error(vec![ContentBlock::text(format!("Error: {err}"))])
             }
-            _ => Err(McpError::invalid_params(
-                format!("unknown tool `{name}`"),
-                None,
-            )),
         }
+        .into())
     }
 }

@@ -115,43 +115,7 @@ impl Session {
         op: Operation,
         call: &ToolCall,
     ) -> Result<Message, ToolError> {
-        let span = match op {
-            Operation::List => tracing::debug_span!("skills.list", bytes = Empty),
-            Operation::Load => {
-                tracing::debug_span!("skills.load", skill = Empty, docs = Empty, bytes = Empty)
-            }
-            Operation::Read => {
-                tracing::debug_span!(
-                    "skills.read_file",
-                    skill = Empty,
-                    path = Empty,
-                    bytes = Empty
-                )
-            }
-            Operation::ListDocs => {
-                tracing::debug_span!("skills.list_docs", skill = Empty, bytes = Empty)
-            }
-            Operation::SelectDocs => {
-                tracing::debug_span!(
-                    "skills.select_docs",
-                    skill = Empty,
-                    docs = Empty,
-                    bytes = Empty
-                )
-            }
-            Operation::ListTools => {
-                tracing::debug_span!("skills.list_tools", skill = Empty, bytes = Empty)
-            }
-            Operation::SelectTools => {
-                tracing::debug_span!("skills.select_tools", skill = Empty, bytes = Empty)
-            }
-            Operation::Search => tracing::debug_span!(
-                "skills.search",
-                query_bytes = Empty,
-                hits = Empty,
-                bytes = Empty
-            ),
-        };
+        let span = operation_span(op);
         let result = self
             .operation(surface, op, call)
             .instrument(span.clone())
@@ -172,20 +136,7 @@ impl Session {
         let tool = call.name.as_str();
         match op {
             Operation::Load => {
-                let (skill, docs, all) = match surface {
-                    Surface::Default => {
-                        let a: LoadSkillArgs = parse_args(tool, &call.arguments, expected)?;
-                        (a.name, None, false)
-                    }
-                    Surface::Trpc => {
-                        let a: SkillLoadArgs = parse_args(tool, &call.arguments, expected)?;
-                        (a.skill, a.docs, a.include_all_docs.unwrap_or(false))
-                    }
-                    Surface::Eino(_) => {
-                        let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
-                        (a.skill, None, false)
-                    }
-                };
+                let (skill, docs, all) = self.library().load_args(tool, &call.arguments)?;
                 self.op_load(call, &skill, docs, all).await
             }
             Operation::Read => {
@@ -194,28 +145,17 @@ impl Session {
             }
             Operation::List => {
                 let _: NoArgs = parse_args(tool, &call.arguments, expected)?;
-                let text = render::skill_list(
-                    visible(&self.current).map(|m| (m.name.as_str(), m.description.as_str())),
-                );
-                Ok(Message::tool_result(&call.id, tool, text))
+                Ok(Message::tool_result(&call.id, tool, self.library().list()))
             }
             Operation::ListDocs => {
                 let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
-                let skill = self.fetch(&a.skill, false).await?;
-                record("skill", skill.name());
-                let selection = self.state.docs(skill.name());
-                let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
-                    .into_iter()
-                    .map(|d| {
-                        let selected = selection.is_some_and(|s| s.contains(d.as_str()));
-                        (d.as_str().to_owned(), selected)
+                let text = self
+                    .library()
+                    .list_docs_with(&a.skill, self.is_loaded(&a.skill), |doc| {
+                        self.state.docs(&a.skill).is_some_and(|s| s.contains(doc))
                     })
-                    .collect();
-                Ok(Message::tool_result(
-                    &call.id,
-                    tool,
-                    render::doc_list(skill.name(), &docs),
-                ))
+                    .await?;
+                Ok(Message::tool_result(&call.id, tool, text))
             }
             Operation::SelectDocs => {
                 let a: SelectDocsArgs = parse_args(tool, &call.arguments, expected)?;
@@ -264,43 +204,21 @@ impl Session {
         }
     }
 
-    /// The metadata of a skill the model may use. A `disable-model-invocation`
-    /// skill is refused, except for a non-load use (reading its files) once the
-    /// user's mention loaded it.
+    /// The stateless operations over the session's current catalog.
+    pub(super) fn library(&self) -> Library<'_> {
+        let agent = &self.agent;
+        let library = Library::new(agent.provider(), &self.current, agent.surface())
+            .on_demand(matches!(agent.config().catalog, CatalogMode::OnDemand));
+        if agent.has_search() {
+            library.search(agent.search_cache(), self.listed_at)
+        } else {
+            library
+        }
+    }
+
+    /// The metadata of a skill the model may use (see [`Library::meta`]).
     pub(super) fn meta(&self, name: &str, for_load: bool) -> Result<SkillMetadata, ToolError> {
-        if name.len() > MAX_NAME_LEN {
-            return Err(ToolError::new(
-                ToolErrorKind::UnknownSkill,
-                format!(
-                    "no skill is named `{}`: names are at most 64 characters. {}",
-                    clip(name),
-                    self.available_hint()
-                ),
-            ));
-        }
-        match self.current.get(name) {
-            Some(meta)
-                if meta.extensions.disable_model_invocation
-                    && (for_load || !self.is_loaded(name)) =>
-            {
-                Err(ToolError::new(
-                    ToolErrorKind::UnknownSkill,
-                    format!(
-                        "the skill `{name}` can only be invoked by the user (by writing ${name}). {}",
-                        self.available_hint()
-                    ),
-                ))
-            }
-            Some(meta) => Ok(meta.clone()),
-            None => Err(ToolError::new(
-                ToolErrorKind::UnknownSkill,
-                format!(
-                    "no skill is named `{}`. {}",
-                    clip(name),
-                    self.available_hint()
-                ),
-            )),
-        }
+        self.library().meta(name, for_load, self.is_loaded(name))
     }
 
     /// The metadata and name of a skill that must be loaded already (doc and
@@ -319,39 +237,11 @@ impl Session {
         self.agent.config().materialization == Materialization::SystemMessage
     }
 
-    pub(super) fn available_hint(&self) -> String {
-        let names: Vec<&str> = visible(&self.current).map(|m| m.name.as_str()).collect();
-        let search = if self.agent.has_search() {
-            " Find skills with `search_skills`."
-        } else {
-            ""
-        };
-        if names.is_empty() {
-            return format!("No skills are available.{search}");
-        }
-        if matches!(self.agent.config().catalog, CatalogMode::OnDemand) {
-            // The library is too large to list: that is why it is on demand.
-            return format!("{} skills are available.{search}", names.len());
-        }
-        if names.len() <= MAX_NAMES_LISTED {
-            format!("Available skills: {}.{search}", names.join(", "))
-        } else {
-            format!(
-                "Available skills include: {} (and {} more).{search}",
-                names[..MAX_NAMES_LISTED].join(", "),
-                names.len() - MAX_NAMES_LISTED
-            )
-        }
-    }
-
     /// The skill `name`, shared with the provider's cache.
     pub(super) async fn fetch(&self, name: &str, for_load: bool) -> Result<Arc<Skill>, ToolError> {
-        let meta = self.meta(name, for_load)?;
-        self.agent
-            .provider()
-            .get(meta.name.as_str())
+        self.library()
+            .fetch(name, for_load, self.is_loaded(name))
             .await
-            .map_err(|err| provider_error(&err, &self.available_hint()))
     }
 }
 
@@ -360,17 +250,4 @@ pub(super) fn not_loaded(name: &str, load_tool: &str) -> ToolError {
         ToolErrorKind::NotLoaded,
         format!("the skill `{name}` is not loaded; call `{load_tool}` with it first."),
     )
-}
-
-pub(super) fn provider_error(err: &Error, hint: &str) -> ToolError {
-    match err.kind() {
-        ErrorKind::SkillNotFound => ToolError::new(
-            ToolErrorKind::UnknownSkill,
-            format!("{} {hint}", err.message()),
-        ),
-        _ => ToolError::new(
-            ToolErrorKind::Provider,
-            format!("the skill could not be read: {}", err.message()),
-        ),
-    }
 }

@@ -16,7 +16,10 @@ impl Session {
         let requested = if args.include_all_docs.unwrap_or(false) {
             DocSelection::All
         } else {
-            DocSelection::Some(self.check_docs(&skill, args.docs.unwrap_or_default())?)
+            DocSelection::Some(
+                self.library()
+                    .check_docs(&skill, args.docs.unwrap_or_default())?,
+            )
         };
         let merged = merge_selection(previous.clone(), requested.clone(), mode);
         let new_docs = if mode == SelectMode::Clear {
@@ -25,7 +28,7 @@ impl Session {
             docs_to_deliver(&skill, previous.as_ref(), &requested)
         };
         tracing::Span::current().record("docs", new_docs.len());
-        let mut parts = self.deliver_docs(&name, &new_docs).await?;
+        let mut parts = self.library().deliver_docs(&name, &new_docs).await?;
         let names = selection_names(&merged);
         let summary = if names.is_empty() {
             format!("No docs are selected for the skill \"{name}\" now.")

@@ -43,12 +43,15 @@ impl Session {
             let selection = if all_docs {
                 DocSelection::All
             } else {
-                DocSelection::Some(self.check_docs(&skill, docs.unwrap_or_default())?)
+                DocSelection::Some(
+                    self.library()
+                        .check_docs(&skill, docs.unwrap_or_default())?,
+                )
             };
             let previous = self.state.docs(&name).cloned();
             let new_docs = docs_to_deliver(&skill, previous.as_ref(), &selection);
             tracing::Span::current().record("docs", new_docs.len());
-            parts.extend(self.deliver_docs(&name, &new_docs).await?);
+            parts.extend(self.library().deliver_docs(&name, &new_docs).await?);
             let merged = merge_selection(previous, selection, SelectMode::Add);
             if already {
                 parts.push(format!(
@@ -97,86 +100,6 @@ impl Session {
             message = message.with_metadata(TOUCH_KEY, Value::String(name));
         }
         Ok(message)
-    }
-
-    pub(super) fn check_docs(
-        &self,
-        skill: &Skill,
-        docs: Vec<String>,
-    ) -> Result<BTreeSet<String>, ToolError> {
-        if docs.len() > MAX_DOCS_PER_CALL {
-            return Err(ToolError::new(
-                ToolErrorKind::InvalidArguments,
-                format!(
-                    "at most {MAX_DOCS_PER_CALL} docs per call ({} given)",
-                    docs.len()
-                ),
-            ));
-        }
-        let mut out = BTreeSet::new();
-        for doc in docs {
-            let path = skills_core::find_doc(skill, &doc).map_err(|err| {
-                let available = err.available().join(", ");
-                ToolError::new(
-                    ToolErrorKind::UnknownDoc,
-                    format!(
-                        "the skill `{}` has no doc `{}`. Available docs: {}.",
-                        skill.name(),
-                        clip(&doc),
-                        if available.is_empty() {
-                            "none"
-                        } else {
-                            &available
-                        }
-                    ),
-                )
-            })?;
-            out.insert(path.as_str().to_owned());
-        }
-        Ok(out)
-    }
-
-    /// The texts of `docs` for a tool result, within a per-call count and
-    /// size budget; docs past it are named (selected, not shown) so the model
-    /// can ask for them by name.
-    pub(super) async fn deliver_docs(
-        &self,
-        skill: &str,
-        docs: &[String],
-    ) -> Result<Vec<String>, ToolError> {
-        let mut parts = Vec::new();
-        let mut bytes = 0usize;
-        let mut held_back = Vec::new();
-        for doc in docs {
-            if parts.len() >= MAX_DOCS_PER_CALL || bytes >= MAX_DOC_BYTES_PER_CALL {
-                held_back.push(doc.as_str());
-                continue;
-            }
-            let text = self.read_doc(skill, doc).await?;
-            bytes += text.len();
-            parts.push(text);
-        }
-        if !parts.is_empty() {
-            parts.push(render::UNTRUSTED_DOCS.to_owned());
-        }
-        if !held_back.is_empty() {
-            parts.push(format!(
-                "Selected but not shown, to keep this result small: {}. Name the ones you need \
-                 in another call to read them.",
-                held_back.join(", ")
-            ));
-        }
-        Ok(parts)
-    }
-
-    pub(super) async fn read_doc(&self, skill: &str, doc: &str) -> Result<String, ToolError> {
-        let content = self
-            .agent
-            .provider()
-            .read_resource(skill, doc, None)
-            .await
-            .map_err(|err| resource_error(&err, skill, doc))?;
-        Ok(render::skill_doc(skill, &content))
     }
 }
 

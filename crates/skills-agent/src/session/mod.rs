@@ -18,14 +18,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use skills_core::{
-    Catalog, Error, ErrorKind, LineRange, SearchIndex, Skill, SkillInjection, SkillMetadata,
-    TokenCounter,
-};
+use skills_core::{Catalog, Error, ErrorKind, Skill, SkillInjection, SkillMetadata, TokenCounter};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use crate::config::{Agent, CatalogMode, ExecContext, Lifetime, Materialization, PromptContext};
+use crate::library::{Library, operation_span, record, visible};
 use crate::mention::mentions;
 use crate::message::{
     CATALOG_DELTA_KEY, COMPACTION_KEY, DOCS_KEY, MENTION_KEY, Message, Role, TOOLS_KEY, TOUCH_KEY,
@@ -54,23 +52,8 @@ mod turns;
 
 use deltas::apply_delta_metadata;
 use load::{docs_to_deliver, merge_selection, selection_names};
-use read::resource_error;
 
 pub use loop_support::ForkRequest;
-
-/// Longest skill name, doc name or path accepted from the model before any
-/// lookup (longer ones are refused without being echoed in full).
-const MAX_NAME_LEN: usize = 256;
-/// Most skill names an error lists.
-const MAX_NAMES_LISTED: usize = 20;
-/// Longest search query accepted.
-const MAX_QUERY_LEN: usize = 1_000;
-/// Most docs one call may name, and most docs one result shows.
-const MAX_DOCS_PER_CALL: usize = 32;
-/// Once a result holds this many bytes of docs, further docs are only named.
-const MAX_DOC_BYTES_PER_CALL: usize = 256 * 1024;
-/// Most search results.
-const MAX_SEARCH_LIMIT: usize = 20;
 
 /// Something a UI or a log may want to know about (F-DIS-4's `skill_loaded`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -406,18 +389,6 @@ impl Session {
         self.transcript.push(message);
         index
     }
-}
-
-/// Records `value` in the current span's `field` (a no-op without one).
-pub(super) fn record(field: &str, value: &str) {
-    tracing::Span::current().record(field, value);
-}
-
-pub(super) fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {
-    catalog
-        .entries()
-        .iter()
-        .filter(|m| !m.extensions.disable_model_invocation)
 }
 
 /// A new session id for `agent`: its name made safe for a folder name, and
