@@ -14,9 +14,7 @@ use std::process::Command;
 use std::sync::Arc;
 
 use serde_json::json;
-use skills_agent::{
-    Agent, ModelResponse, Profile, Runner, ScriptedModel, Surface, ToolCall, WorkspaceTools,
-};
+use skills_agent::{Agent, ModelResponse, Profile, Runner, ScriptedModel, Surface, ToolCall};
 use skills_core::SkillProvider;
 use skills_exec::SandboxRuntime;
 use skills_fs::{FsOptions, FsProvider};
@@ -75,10 +73,7 @@ async fn disk_to_provider_to_agent_loop_to_sandboxed_run() {
     let agent = Agent::builder("e2e", Arc::clone(&provider))
         .surface(surface.clone())
         .profile(Profile::Full)
-        .executor(Arc::new(WorkspaceTools::new(
-            Arc::clone(&runtime),
-            &surface,
-        )))
+        .runtime(Arc::clone(&runtime))
         .build()
         .expect("agent");
     let mut session = agent.start_session().await.expect("session");

@@ -3,21 +3,20 @@
 //!
 //! [`AgentBuilder::build`] checks everything that can be checked before a
 //! conversation starts: a user tool that shadows a skill tool, duplicate or
-//! malformed tool names, the `full` profile without an executor.
+//! malformed tool names, the `full` profile without a runtime.
 
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use serde_json::Value;
-use skills_core::{
-    Catalog, EstimateTokens, MaybeSend, MaybeSync, RenderOptions, SkillProvider, TokenCounter,
-};
+use skills_core::{Catalog, EstimateTokens, RenderOptions, SkillProvider, TokenCounter};
+use skills_workspace::WorkspaceRuntime;
 
 use crate::request::CacheStrategy;
+use crate::run_tools::{RunContext, RunTools};
 use crate::search::SearchCache;
-use crate::surface::{Surface, surface_tool_names};
+use crate::surface::{Operation, Surface, surface_tool_names};
 use crate::tool::{ToolError, ToolSpec, is_valid_tool_name};
 
 /// Which tools beyond reading knowledge the agent gets (F-DIS-8).
@@ -27,7 +26,8 @@ pub enum Profile {
     /// Load skills and read their files and docs. No execution.
     #[default]
     KnowledgeOnly,
-    /// Also the run/exec tools of an [`ExecutionTools`] implementation.
+    /// Also the run tools over a [`WorkspaceRuntime`]
+    /// ([`AgentBuilder::runtime`]).
     Full,
 }
 
@@ -95,66 +95,6 @@ impl Default for ReattachBudget {
     }
 }
 
-/// Run/exec tools contributed by an execution runtime (skills-exec plugs in
-/// here; F-DIS-8's `full` profile).
-///
-/// As with [`SkillProvider`], implementations and their futures are
-/// `Send + Sync` on native targets and need not be on `wasm32` (implement it
-/// there with `#[async_trait(?Send)]`), so a wasm agent can call a remote runner
-/// through JavaScript.
-#[cfg_attr(not(target_arch = "wasm32"), async_trait)]
-#[cfg_attr(target_arch = "wasm32", async_trait(?Send))]
-pub trait ExecutionTools: MaybeSend + MaybeSync + fmt::Debug {
-    /// The tools this runtime offers. Their names must not collide with the
-    /// skill tools or user tools.
-    fn tools(&self) -> Vec<ToolSpec>;
-
-    /// Runs one of [`ExecutionTools::tools`] for the session `context`
-    /// describes and returns the result text.
-    async fn call(
-        &self,
-        context: &ExecContext<'_>,
-        tool: &str,
-        arguments: &Value,
-    ) -> Result<String, ToolError>;
-}
-
-/// What an [`ExecutionTools`] call knows about the session that made it.
-#[derive(Debug, Clone, Copy)]
-#[non_exhaustive]
-pub struct ExecContext<'a> {
-    /// The session's id ([`Session::id`](crate::Session::id)): a runtime
-    /// keeps one workspace per session.
-    pub session_id: &'a str,
-    /// The skills loaded in the session now (a run may be refused for a skill
-    /// that is not loaded).
-    pub loaded: &'a BTreeSet<String>,
-    /// The agent's skill provider (to stage a skill's files).
-    pub provider: &'a Arc<dyn SkillProvider>,
-    /// The name of the load tool, for messages.
-    pub load_tool: &'a str,
-}
-
-impl<'a> ExecContext<'a> {
-    /// The context of a call made outside a [`Session`](crate::Session)
-    /// (a server that keeps no conversation): the workspace of
-    /// `session_id`, the skills counted as loaded, the provider to stage
-    /// from, the load tool's name for messages.
-    pub fn new(
-        session_id: &'a str,
-        loaded: &'a BTreeSet<String>,
-        provider: &'a Arc<dyn SkillProvider>,
-        load_tool: &'a str,
-    ) -> Self {
-        Self {
-            session_id,
-            loaded,
-            provider,
-            load_tool,
-        }
-    }
-}
-
 /// Replaces the text around the catalog (Eino's custom prompt hook).
 pub type PromptHook = Arc<dyn Fn(&PromptContext<'_>) -> String + Send + Sync>;
 
@@ -176,8 +116,8 @@ pub struct PromptContext<'a> {
 pub enum BuildErrorKind {
     /// The agent's name is empty.
     EmptyName,
-    /// The `full` profile was chosen without an executor.
-    MissingExecutor,
+    /// The `full` profile was chosen without a runtime.
+    MissingRuntime,
     /// A tool name is not a valid tool name.
     InvalidToolName,
     /// A tool name shadows a skill tool of the surface.
@@ -228,7 +168,7 @@ pub struct AgentBuilder {
     pub(crate) provider: Arc<dyn SkillProvider>,
     pub(crate) surface: Surface,
     pub(crate) profile: Profile,
-    pub(crate) executor: Option<Arc<dyn ExecutionTools>>,
+    pub(crate) runtime: Option<RunTools>,
     pub(crate) materialization: Materialization,
     pub(crate) lifetime: Lifetime,
     pub(crate) max_loaded: Option<usize>,
@@ -274,7 +214,7 @@ impl AgentBuilder {
             provider,
             surface: Surface::default(),
             profile: Profile::default(),
-            executor: None,
+            runtime: None,
             materialization: Materialization::default(),
             lifetime: Lifetime::default(),
             max_loaded: None,
@@ -304,17 +244,49 @@ impl AgentBuilder {
         self
     }
 
-    /// The tool profile; [`Profile::Full`] needs [`AgentBuilder::executor`].
+    /// The tool profile; [`Profile::Full`] needs [`AgentBuilder::runtime`].
     #[must_use]
     pub fn profile(mut self, profile: Profile) -> Self {
         self.profile = profile;
         self
     }
 
-    /// The execution runtime whose tools the `full` profile exposes.
+    /// The execution runtime the `full` profile's run tools use (see the
+    /// surface's names in [`Surface`]): `run_skill_command` / `skill_run`
+    /// runs one command, the interactive session tools start, type into,
+    /// poll and end a command on a terminal. Each session has its own
+    /// workspace (its [`Session::id`](crate::Session::id)); a run or exec
+    /// call stages the skill from the agent's provider first
+    /// ([`WorkspaceRuntime::stage_from`]). Results are the runtime's result
+    /// as JSON.
     #[must_use]
-    pub fn executor(mut self, executor: Arc<dyn ExecutionTools>) -> Self {
-        self.executor = Some(executor);
+    pub fn runtime(mut self, runtime: Arc<dyn WorkspaceRuntime>) -> Self {
+        self.runtime = Some(RunTools {
+            runtime,
+            require_loaded: true,
+            interactive: true,
+        });
+        self
+    }
+
+    /// Whether a command may run only for a skill loaded in the session
+    /// (default `true`; a server whose clients read skills without the load
+    /// tool turns it off). Needs [`AgentBuilder::runtime`] first.
+    #[must_use]
+    pub fn runs_require_load(mut self, on: bool) -> Self {
+        if let Some(run) = &mut self.runtime {
+            run.require_loaded = on;
+        }
+        self
+    }
+
+    /// Whether to offer the interactive session tools (default `true`; turn
+    /// off for a batch-only runtime). Needs [`AgentBuilder::runtime`] first.
+    #[must_use]
+    pub fn interactive_runs(mut self, on: bool) -> Self {
+        if let Some(run) = &mut self.runtime {
+            run.interactive = on;
+        }
         self
     }
 
@@ -425,19 +397,25 @@ impl AgentBuilder {
                 "the agent needs a non-empty name",
             ));
         }
-        let executor_tools = match (self.profile, &self.executor) {
+        let run = match (self.profile, &self.runtime) {
             (Profile::Full, None) => {
                 return Err(BuildError::new(
-                    BuildErrorKind::MissingExecutor,
-                    "the `full` profile needs an executor (AgentBuilder::executor); \
-                     use Profile::KnowledgeOnly for an agent without run/exec tools",
+                    BuildErrorKind::MissingRuntime,
+                    "the `full` profile needs a runtime (AgentBuilder::runtime); \
+                     use Profile::KnowledgeOnly for an agent without run tools",
                 ));
             }
-            (Profile::Full, Some(executor)) => executor.tools(),
-            (Profile::KnowledgeOnly, _) => Vec::new(),
+            (Profile::Full, Some(run)) => Some(run.clone()),
+            (Profile::KnowledgeOnly, _) => None,
         };
+        let run_specs = run
+            .as_ref()
+            .map(|run| run.specs(&self.surface))
+            .unwrap_or_default();
         let search = self.search || matches!(self.catalog, CatalogMode::OnDemand);
-        let surface_names = surface_tool_names(&self.surface, search);
+        let mut surface_names = surface_tool_names(&self.surface, search);
+        surface_names.extend(run_specs.iter().map(|t| t.name.clone()));
+        surface_names.sort();
         // Only the Eino preset's name is configurable; it must be a valid
         // name and must not collide with `search_skills`.
         if let Some(name) = surface_names.iter().find(|n| !is_valid_tool_name(n)) {
@@ -459,11 +437,7 @@ impl AgentBuilder {
         }
         let reserved: BTreeSet<String> = surface_names.into_iter().collect();
         let mut seen: BTreeSet<&str> = BTreeSet::new();
-        let groups = [
-            ("user tool", &self.tools),
-            ("pool tool", &self.tool_pool),
-            ("executor tool", &executor_tools),
-        ];
+        let groups = [("user tool", &self.tools), ("pool tool", &self.tool_pool)];
         for (what, tools) in groups {
             for tool in tools {
                 if !is_valid_tool_name(&tool.name) {
@@ -497,7 +471,8 @@ impl AgentBuilder {
         Ok(Agent {
             inner: Arc::new(AgentInner {
                 config: self,
-                executor_tools,
+                run,
+                run_specs,
                 search,
                 search_cache,
             }),
@@ -507,7 +482,10 @@ impl AgentBuilder {
 
 pub(crate) struct AgentInner {
     pub(crate) config: AgentBuilder,
-    pub(crate) executor_tools: Vec<ToolSpec>,
+    /// The run tools, with the `full` profile.
+    pub(crate) run: Option<RunTools>,
+    /// Their specs, built once.
+    pub(crate) run_specs: Vec<ToolSpec>,
     pub(crate) search: bool,
     /// The search indexes (shared by the sessions, and by other agents when
     /// configured so).
@@ -568,6 +546,44 @@ impl Agent {
     /// Whether `search_skills` is offered.
     pub fn has_search(&self) -> bool {
         self.inner.search
+    }
+
+    /// The runtime the run tools use (with the `full` profile).
+    pub fn runtime(&self) -> Option<&Arc<dyn WorkspaceRuntime>> {
+        self.inner.run.as_ref().map(|run| &run.runtime)
+    }
+
+    /// Runs the run tool `tool` (the `full` profile's `run_skill_command`,
+    /// `skill_run`, the interactive session tools) outside a session, in the
+    /// workspace of `session_id`, with no skill counted as loaded (so only
+    /// for an agent built with
+    /// [`runs_require_load(false)`](AgentBuilder::runs_require_load)): the
+    /// result text, or the error to show. `None` when `tool` is not one of
+    /// this agent's run tools. A server that keeps no conversation (the MCP
+    /// server) calls this; a [`Session`](crate::Session) dispatches its own.
+    pub async fn call_run_tool(
+        &self,
+        session_id: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Option<Result<String, ToolError>> {
+        let op = self.run_operation(tool)?;
+        let run = self.inner.run.as_ref()?;
+        let loaded = BTreeSet::new();
+        let context = RunContext {
+            session_id,
+            loaded: &loaded,
+            provider: self.provider(),
+            load_tool: self.surface().load_tool(),
+        };
+        Some(run.call(&context, op, tool, arguments).await)
+    }
+
+    /// The run operation behind `tool`, when this agent offers run tools
+    /// and `tool` is one of them.
+    pub(crate) fn run_operation(&self, tool: &str) -> Option<Operation> {
+        let run = self.inner.run.as_ref()?;
+        self.surface().run_operation(tool, run.interactive)
     }
 
     /// The cache of search indexes this agent uses.

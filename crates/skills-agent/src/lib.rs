@@ -45,16 +45,16 @@
 //! `docs/models.md`); the crate builds for `wasm32-unknown-unknown`. It
 //! depends on `skills-core` and `skills-workspace` only, never on
 //! `skills-fs` or `skills-exec`: those plug in through
-//! [`skills_core::SkillProvider`] and [`ExecutionTools`].
+//! [`skills_core::SkillProvider`] and [`skills_workspace::WorkspaceRuntime`].
 
 mod config;
-mod exec_tools;
 mod library;
 mod mention;
 mod message;
 mod model;
 mod render;
 mod request;
+mod run_tools;
 mod runner;
 mod search;
 mod session;
@@ -64,10 +64,9 @@ mod surface;
 mod tool;
 
 pub use config::{
-    Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, ExecContext, ExecutionTools,
-    Lifetime, Materialization, Profile, PromptContext, PromptHook, ReattachBudget,
+    Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, Lifetime, Materialization,
+    Profile, PromptContext, PromptHook, ReattachBudget,
 };
-pub use exec_tools::WorkspaceTools;
 pub use library::Library;
 pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};

@@ -184,12 +184,17 @@ impl<'a> Library<'a> {
                 let args: SearchArgs = parse_args(tool, arguments, expected)?;
                 self.search_with(&args).await
             }
-            Operation::SelectDocs | Operation::ListTools | Operation::SelectTools => {
-                Err(ToolError::new(
-                    ToolErrorKind::InvalidArguments,
-                    format!("`{tool}` needs a session"),
-                ))
-            }
+            Operation::SelectDocs
+            | Operation::ListTools
+            | Operation::SelectTools
+            | Operation::Run
+            | Operation::Exec
+            | Operation::WriteStdin
+            | Operation::Poll
+            | Operation::Kill => Err(ToolError::new(
+                ToolErrorKind::InvalidArguments,
+                format!("`{tool}` needs a session"),
+            )),
         }
     }
 
@@ -580,6 +585,12 @@ pub(crate) fn operation_span(op: Operation) -> tracing::Span {
             hits = Empty,
             bytes = Empty
         ),
+        // The runtime's own `workspace.*` spans cover the run tools.
+        Operation::Run
+        | Operation::Exec
+        | Operation::WriteStdin
+        | Operation::Poll
+        | Operation::Kill => tracing::Span::none(),
     }
 }
 

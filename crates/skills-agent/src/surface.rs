@@ -9,12 +9,19 @@
 //! | list / select docs | – | `skill_list_docs` / `skill_select_docs` | – |
 //! | list / select tools | – | `skill_list_tools` / `skill_select_tools` | – |
 //! | search | `search_skills` when enabled, in every preset | | |
+//! | run a command | `run_skill_command` | `skill_run` | `run_skill_command` |
+//! | interactive commands | `start_skill_session`, `write_skill_session`, `poll_skill_session`, `kill_skill_session` | `skill_exec`, `skill_write_stdin`, `skill_poll_session`, `skill_kill_session` | as default |
+//!
+//! The run tools exist with a runtime and the `full` profile
+//! ([`AgentBuilder::runtime`](crate::AgentBuilder::runtime)).
 
 use std::fmt;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+
+use skills_workspace::tool_schema;
 
 use crate::tool::ToolSpec;
 
@@ -103,6 +110,16 @@ pub(crate) enum Operation {
     ListTools,
     SelectTools,
     Search,
+    /// Run one command (`run_skill_command` / `skill_run`).
+    Run,
+    /// Start an interactive command (`start_skill_session` / `skill_exec`).
+    Exec,
+    /// Type into an interactive command.
+    WriteStdin,
+    /// Read an interactive command's new output.
+    Poll,
+    /// End an interactive command.
+    Kill,
 }
 
 /// The `search_skills` tool name (every preset).
@@ -131,6 +148,43 @@ impl Surface {
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
         out
+    }
+
+    /// The run tools of this preset with their operations, in the order
+    /// they are described: trpc-agent's names on the trpc preset, names in
+    /// the style of `load_skill` otherwise. Without `interactive`, only the
+    /// run tool.
+    pub(crate) fn run_tools(&self, interactive: bool) -> Vec<(&'static str, Operation)> {
+        let names = if matches!(self, Self::Trpc) {
+            [
+                ("skill_run", Operation::Run),
+                ("skill_exec", Operation::Exec),
+                ("skill_write_stdin", Operation::WriteStdin),
+                ("skill_poll_session", Operation::Poll),
+                ("skill_kill_session", Operation::Kill),
+            ]
+        } else {
+            [
+                ("run_skill_command", Operation::Run),
+                ("start_skill_session", Operation::Exec),
+                ("write_skill_session", Operation::WriteStdin),
+                ("poll_skill_session", Operation::Poll),
+                ("kill_skill_session", Operation::Kill),
+            ]
+        };
+        names
+            .into_iter()
+            .filter(|(_, op)| interactive || *op == Operation::Run)
+            .collect()
+    }
+
+    /// The run operation behind `tool`, if it is one of this preset's run
+    /// tools.
+    pub(crate) fn run_operation(&self, tool: &str, interactive: bool) -> Option<Operation> {
+        self.run_tools(interactive)
+            .into_iter()
+            .find(|(name, _)| *name == tool)
+            .map(|(_, op)| op)
     }
 
     /// The operation behind `tool`, if it is one of this preset's tools.
@@ -281,8 +335,15 @@ pub(crate) struct SearchArgs {
 }
 
 /// The spec of one preset tool. `catalog` is the rendered catalog for an Eino
-/// tool that carries it in its description.
-pub(crate) fn tool_spec(surface: &Surface, name: &str, op: Operation, catalog: &str) -> ToolSpec {
+/// tool that carries it in its description; `runtime` the runtime's name for
+/// the run tool's.
+pub(crate) fn tool_spec(
+    surface: &Surface,
+    name: &str,
+    op: Operation,
+    catalog: &str,
+    runtime: &str,
+) -> ToolSpec {
     match (surface, op) {
         (Surface::Eino(options), Operation::Load) => {
             // With `catalog_in_description: false` the catalog is in the
@@ -339,6 +400,38 @@ pub(crate) fn tool_spec(surface: &Surface, name: &str, op: Operation, catalog: &
             name,
             "Searches the skill library by keywords; returns matching skills to load.",
         ),
+        (_, Operation::Run) => ToolSpec::new(
+            name,
+            format!(
+                "Runs one shell command for a loaded skill in its workspace ({runtime} \
+                 runtime): the skill's folder is the working directory, $OUTPUT_DIR \
+                 collects files. Returns the exit code, stdout, stderr and the files \
+                 matched by output_files."
+            ),
+            tool_schema::run_request(),
+        ),
+        (_, Operation::Exec) => ToolSpec::new(
+            name,
+            "Starts an interactive command for a loaded skill on a terminal and returns its \
+             first output and a session_id for the other session tools.",
+            tool_schema::exec_request(),
+        ),
+        (_, Operation::WriteStdin) => ToolSpec::new(
+            name,
+            "Types into an interactive session (submit: true presses Enter) and returns the \
+             new output.",
+            tool_schema::write_stdin_request(),
+        ),
+        (_, Operation::Poll) => ToolSpec::new(
+            name,
+            "Returns the new output of an interactive session and whether it is still running.",
+            tool_schema::poll_request(),
+        ),
+        (_, Operation::Kill) => ToolSpec::new(
+            name,
+            "Ends an interactive session and everything it started.",
+            tool_schema::kill_request(),
+        ),
     }
 }
 
@@ -363,5 +456,9 @@ pub(crate) fn expected_args(surface: &Surface, op: Operation) -> &'static str {
             r#"{"skill": string, "tools"?: [string], "mode"?: "add"|"replace"|"clear"}"#
         }
         (_, Operation::Search) => r#"{"query": string, "limit"?: integer}"#,
+        // The run tools' requests explain themselves (see `tool_schema`).
+        (_, Operation::Run | Operation::Exec) => r#"{"skill": string, "command": string, …}"#,
+        (_, Operation::WriteStdin) => r#"{"session_id": string, "chars"?: string, …}"#,
+        (_, Operation::Poll | Operation::Kill) => r#"{"session_id": string}"#,
     }
 }

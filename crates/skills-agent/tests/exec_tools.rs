@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use serde_json::{Value, json};
-use skills_agent::{Agent, Dispatch, Message, Profile, Surface, ToolCall, WorkspaceTools};
+use skills_agent::{Agent, Dispatch, Message, Profile, Surface, ToolCall};
 use skills_core::{InCodeProvider, define_skill};
 use skills_exec::LocalRuntime;
 use skills_workspace::WorkspaceRuntime;
@@ -23,7 +23,7 @@ fn agent(runtime: Arc<dyn WorkspaceRuntime>, surface: Surface) -> Agent {
     Agent::builder("runner", provider)
         .surface(surface.clone())
         .profile(Profile::Full)
-        .executor(Arc::new(WorkspaceTools::new(runtime, &surface)))
+        .runtime(runtime)
         .build()
         .expect("agent")
 }

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use futures_util::StreamExt as _;
 use skills_agent::{
     Agent, CancelToken, Event, Model, ModelError, ModelErrorKind, Profile, RunEvent, Runner,
-    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage, WorkspaceTools,
+    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage,
 };
 use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
@@ -221,9 +221,7 @@ async fn drive<W: Write>(
     let root = skills_exec::private_root("skills-agent");
     let runtime = args.run.map(|mode| mode.runtime(&root)).transpose()?;
     if let Some(runtime) = &runtime {
-        builder = builder
-            .profile(Profile::Full)
-            .executor(Arc::new(WorkspaceTools::new(Arc::clone(runtime), &surface)));
+        builder = builder.profile(Profile::Full).runtime(Arc::clone(runtime));
     }
     let agent = builder
         .build()

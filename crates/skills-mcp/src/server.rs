@@ -2,7 +2,6 @@
 //! fallback tools and the catalog as instructions, on one [`SkillProvider`].
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
@@ -20,7 +19,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
-use skills_agent::{Agent, ExecContext, ExecutionTools, Library, Profile, Surface, WorkspaceTools};
+use skills_agent::{Agent, Library, Profile, Surface};
 use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider};
 use skills_workspace::WorkspaceRuntime;
 use tokio::sync::watch;
@@ -101,22 +100,21 @@ impl SkillsServerBuilder {
                 format!("cannot list the skills: {err}"),
             )
         })?;
-        let surface = Surface::Default;
-        let exec: Option<Arc<dyn ExecutionTools>> = self.runtime.as_ref().map(|runtime| {
+        let mut agent =
+            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(Surface::Default);
+        if let Some(runtime) = &self.runtime {
             // A client that read SKILL.md through the extension has "loaded"
             // it without calling `load_skill`: runs are not gated on loads.
-            Arc::new(WorkspaceTools::new(Arc::clone(runtime), &surface).require_loaded(false))
-                as Arc<dyn ExecutionTools>
-        });
-        // The tool list an agent of this surface offers, built once.
-        let mut agent =
-            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(surface.clone());
-        if let Some(exec) = &exec {
-            agent = agent.profile(Profile::Full).executor(Arc::clone(exec));
+            agent = agent
+                .profile(Profile::Full)
+                .runtime(Arc::clone(runtime))
+                .runs_require_load(false);
         }
-        let tools = agent
+        let agent = agent
             .build()
-            .map_err(|err| Error::new(McpErrorKind::Config, err.to_string()))?
+            .map_err(|err| Error::new(McpErrorKind::Config, err.to_string()))?;
+        // The tool list a session of this agent offers, built once.
+        let tools = agent
             .start_session()
             .await
             .map_err(|err| Error::new(McpErrorKind::Provider, err.to_string()))?
@@ -137,8 +135,7 @@ impl SkillsServerBuilder {
             catalog: RwLock::new(catalog),
             provider: self.provider,
             runtime: self.runtime,
-            surface,
-            exec,
+            agent,
             tools,
             manifests: Manifests::default(),
             files: ResourceCache::default(),
@@ -198,10 +195,8 @@ impl fmt::Debug for SkillsServer {
 struct Shared {
     provider: Arc<dyn SkillProvider>,
     runtime: Option<Arc<dyn WorkspaceRuntime>>,
-    /// The tool surface the fallback tools follow.
-    surface: Surface,
-    /// The run tools, with a runtime.
-    exec: Option<Arc<dyn ExecutionTools>>,
+    /// The agent whose run tools answer, with a runtime.
+    agent: Agent,
     tools: Vec<Tool>,
     /// The catalog the reload task last announced.
     catalog: RwLock<Catalog>,
@@ -721,20 +716,16 @@ impl ServerHandler for SkillsServer {
             .list()
             .await
             .map_err(|err| McpError::internal_error(err.to_string(), None))?;
-        let library = Library::new(provider, &catalog, &self.shared.surface);
+        let library = Library::new(provider, &catalog, self.shared.agent.surface());
         let result = match library.call(&name, &arguments).await {
             Some(result) => result,
-            None => match &self.shared.exec {
-                Some(exec) => {
-                    let loaded = BTreeSet::new();
-                    let context = ExecContext::new(
-                        &self.connection.id,
-                        &loaded,
-                        provider,
-                        self.shared.surface.load_tool(),
-                    );
-                    exec.call(&context, &name, &arguments).await
-                }
+            None => match self
+                .shared
+                .agent
+                .call_run_tool(&self.connection.id, &name, &arguments)
+                .await
+            {
+                Some(result) => result,
                 None => {
                     return Err(McpError::invalid_params(
                         format!("unknown tool `{name}`"),

@@ -60,4 +60,4 @@ pub use requests::{
 };
 pub use runtime::WorkspaceRuntime;
 pub use session::{MAX_SESSION_ID_CHARS, validate_session_id};
-pub use staging::{SkillFile, SkillSource, StagedSkill, WorkspaceInfo};
+pub use staging::{MAX_IN_MEMORY_SKILL_BYTES, SkillFile, SkillSource, StagedSkill, WorkspaceInfo};

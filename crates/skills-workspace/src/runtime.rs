@@ -3,7 +3,7 @@
 use std::fmt;
 
 use async_trait::async_trait;
-use skills_core::{MaybeSend, MaybeSync};
+use skills_core::{MaybeSend, MaybeSync, SkillProvider};
 
 use crate::error::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use crate::inputs::{Attachment, InputSpec, StagedInput};
@@ -64,6 +64,19 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
         session_id: &str,
         skill: &SkillSource,
     ) -> WorkspaceResult<StagedSkill>;
+
+    /// Stages the skill `name` of `provider` (see
+    /// [`SkillSource::from_provider`]): the one place a caller that holds a
+    /// provider, such as an agent, stages a skill before running it.
+    async fn stage_from(
+        &self,
+        session_id: &str,
+        provider: &dyn SkillProvider,
+        name: &str,
+    ) -> WorkspaceResult<StagedSkill> {
+        let source = SkillSource::from_provider(provider, name).await?;
+        self.stage_skill(session_id, &source).await
+    }
 
     /// Places inputs into the workspace (also done by [`run`](WorkspaceRuntime::run)
     /// for [`RunRequest::inputs`]).

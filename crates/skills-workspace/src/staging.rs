@@ -1,9 +1,14 @@
 //! Skills handed to a runtime and what staging them reports.
 
 use serde::{Deserialize, Serialize};
-use skills_core::Skill;
+use skills_core::{Skill, SkillProvider};
 
+use crate::error::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use crate::paths::SKILLS_SUBDIR;
+
+/// Largest skill (bytes of all its files) [`SkillSource::from_provider`]
+/// reads into memory for a skill without a local folder.
+pub const MAX_IN_MEMORY_SKILL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// One file of a skill handed to a runtime in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +115,64 @@ impl SkillSource {
         let folder = folder.trim_end_matches(['/', '\\']);
         let folder = if folder.is_empty() { "." } else { folder };
         Some(SkillSource::folder(skill.name(), folder))
+    }
+
+    /// The skill `name` of `provider`, ready to stage: its folder when it
+    /// has a local one ([`SkillSource::from_skill_location`]), else its files
+    /// read through the provider (`SKILL.md` rebuilt from the frontmatter and
+    /// body; files under `scripts/` executable), at most
+    /// [`MAX_IN_MEMORY_SKILL_BYTES`] in all.
+    ///
+    /// # Errors
+    /// [`WorkspaceErrorKind::NotFound`] when the provider has no such skill
+    /// or cannot read it, [`WorkspaceErrorKind::Io`] when one of its files
+    /// cannot be read, [`WorkspaceErrorKind::TooLarge`] past the size cap.
+    pub async fn from_provider(provider: &dyn SkillProvider, name: &str) -> WorkspaceResult<Self> {
+        let skill = provider.get(name).await.map_err(|err| {
+            WorkspaceError::new(
+                WorkspaceErrorKind::NotFound,
+                format!("the skill cannot be staged: {}", err.message()),
+            )
+        })?;
+        if let Some(source) = Self::from_skill_location(&skill) {
+            return Ok(source);
+        }
+        let mut files = vec![SkillFile::new(
+            "SKILL.md",
+            format!(
+                "---\n{}\n---\n{}\n",
+                skill.metadata.raw_frontmatter.trim_end(),
+                skill.body
+            ),
+        )];
+        let mut total = 0u64;
+        for path in skill.resources.paths() {
+            let bytes = provider
+                .read_resource_bytes(skill.name(), &path)
+                .await
+                .map_err(|err| {
+                    WorkspaceError::new(
+                        WorkspaceErrorKind::Io,
+                        format!(
+                            "the file `{path}` of the skill cannot be staged: {}",
+                            err.message()
+                        ),
+                    )
+                })?;
+            total += bytes.bytes.len() as u64;
+            if total > MAX_IN_MEMORY_SKILL_BYTES {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::TooLarge,
+                    format!(
+                        "the skill `{}` is larger than {MAX_IN_MEMORY_SKILL_BYTES} bytes and cannot be staged",
+                        skill.name()
+                    ),
+                ));
+            }
+            let executable = path.starts_with("scripts/");
+            files.push(SkillFile::new(path, bytes.bytes.to_vec()).executable(executable));
+        }
+        Ok(Self::files(skill.name(), files))
     }
 
     /// The skill's name.

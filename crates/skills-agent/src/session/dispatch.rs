@@ -4,7 +4,7 @@
 use super::*;
 
 impl Session {
-    /// Handles one tool call from the model. Skill tools and executor tools
+    /// Handles one tool call from the model. Skill tools and run tools
     /// run here and their result is appended; a user tool is left to the
     /// caller ([`Dispatch::External`]); a pool tool that no loaded skill
     /// exposes, or an unknown tool, gets an error result that says what is
@@ -35,7 +35,10 @@ impl Session {
 
     pub(super) async fn dispatch(&mut self, call: &ToolCall) -> Dispatch {
         let surface = self.agent.surface().clone();
-        if let Some(op) = surface.operation(&call.name, self.agent.has_search()) {
+        let op = surface
+            .operation(&call.name, self.agent.has_search())
+            .or_else(|| self.agent.run_operation(&call.name));
+        if let Some(op) = op {
             let outcome = self.run_operation(&surface, op, call).await;
             let message = match outcome {
                 Ok(message) => message,
@@ -55,23 +58,6 @@ impl Session {
             return Dispatch::External;
         }
         let config = self.agent.config();
-        if self.is_executor_tool(&call.name)
-            && let Some(executor) = config.executor.clone()
-        {
-            let loaded = self.loaded();
-            let context = ExecContext {
-                session_id: &self.id,
-                loaded: &loaded,
-                provider: self.agent.provider(),
-                load_tool: self.agent.surface().load_tool(),
-            };
-            let message = match executor.call(&context, &call.name, &call.arguments).await {
-                Ok(text) => Message::tool_result(&call.id, &call.name, text),
-                Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
-            };
-            self.push(message.clone());
-            return Dispatch::Handled(message);
-        }
         let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
             let declaring: Vec<&str> = visible(&self.current)
                 .filter(|m| m.declared_tools.contains(&call.name))
@@ -201,6 +187,11 @@ impl Session {
                 let a: SearchArgs = parse_args(tool, &call.arguments, expected)?;
                 self.op_search(call, a).await
             }
+            Operation::Run
+            | Operation::Exec
+            | Operation::WriteStdin
+            | Operation::Poll
+            | Operation::Kill => self.op_run(op, call).await,
         }
     }
 
@@ -250,4 +241,25 @@ pub(super) fn not_loaded(name: &str, load_tool: &str) -> ToolError {
         ToolErrorKind::NotLoaded,
         format!("the skill `{name}` is not loaded; call `{load_tool}` with it first."),
     )
+}
+
+impl Session {
+    /// A run tool's call: the runtime runs it in this session's workspace.
+    async fn op_run(&mut self, op: Operation, call: &ToolCall) -> Result<Message, ToolError> {
+        let Some(run) = self.agent.inner.run.clone() else {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("`{}` needs a runtime", clip(&call.name)),
+            ));
+        };
+        let loaded = self.loaded();
+        let context = RunContext {
+            session_id: &self.id,
+            loaded: &loaded,
+            provider: self.agent.provider(),
+            load_tool: self.agent.surface().load_tool(),
+        };
+        let text = run.call(&context, op, &call.name, &call.arguments).await?;
+        Ok(Message::tool_result(&call.id, &call.name, text))
+    }
 }

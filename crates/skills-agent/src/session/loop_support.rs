@@ -39,19 +39,12 @@ impl Session {
             return false;
         }
         self.agent.config().tools.iter().any(|t| t.name == tool)
-            || (!self.is_executor_tool(tool) && self.exposed_pool().contains(tool))
+            || (!self.is_run_tool(tool) && self.exposed_pool().contains(tool))
     }
 
-    /// Whether `tool` is one of the executor's tools (run, exec, …) and an
-    /// executor is configured to answer it.
-    pub(super) fn is_executor_tool(&self, tool: &str) -> bool {
-        self.agent.config().executor.is_some()
-            && self
-                .agent
-                .inner
-                .executor_tools
-                .iter()
-                .any(|t| t.name == tool)
+    /// Whether `tool` is one of the agent's run tools (run, exec, …).
+    pub(super) fn is_run_tool(&self, tool: &str) -> bool {
+        self.agent.run_operation(tool).is_some()
     }
 
     /// When `call` loads a skill that runs in a sub-agent, what to run;

@@ -22,7 +22,7 @@ use skills_core::{Catalog, Error, ErrorKind, Skill, SkillInjection, SkillMetadat
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use crate::config::{Agent, CatalogMode, ExecContext, Lifetime, Materialization, PromptContext};
+use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
 use crate::library::{Library, operation_span, record, visible};
 use crate::mention::mentions;
 use crate::message::{
@@ -31,6 +31,7 @@ use crate::message::{
 };
 use crate::render;
 use crate::request::{ModelRequest, SystemBlock};
+use crate::run_tools::RunContext;
 use crate::state::{DocSelection, LoadState};
 use crate::surface::{
     LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectMode,
@@ -145,7 +146,7 @@ pub struct CompactionReport {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Dispatch {
-    /// The session answered the call (a skill tool, an executor tool, or an
+    /// The session answered the call (a skill tool, a run tool, or an
     /// error for an unknown or hidden tool); the result is in the transcript.
     Handled(Message),
     /// A user tool the caller must run; append its result with
@@ -287,7 +288,7 @@ impl Session {
         let skill_tools = surface
             .tools(agent.has_search())
             .into_iter()
-            .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text))
+            .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text, ""))
             .collect();
         Self {
             id: session_id(agent.name()),

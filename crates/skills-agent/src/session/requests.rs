@@ -81,7 +81,7 @@ impl Session {
             Vec::new()
         };
         tools.extend(config.tools.iter().cloned());
-        tools.extend(self.agent.inner.executor_tools.iter().cloned());
+        tools.extend(self.agent.inner.run_specs.iter().cloned());
         let exposed = self.exposed_pool();
         tools.extend(
             config

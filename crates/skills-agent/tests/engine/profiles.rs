@@ -1,44 +1,79 @@
 //! Profiles and reserved tool names (F-DIS-8): what `AgentBuilder::build`
-//! refuses, and the `full` profile's executor tools.
+//! refuses, and the `full` profile's run tools over a runtime.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
-use serde_json::{Value, json};
+use serde_json::json;
 use skills_agent::{
-    AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, ExecContext, ExecutionTools,
-    Profile, Surface, ToolError, ToolErrorKind, ToolSpec,
+    AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, Profile, Surface,
+};
+use skills_workspace::{
+    Attachment, CleanupReport, InputSpec, RunRequest, RunResult, SkillSource, StagedInput,
+    StagedSkill, WorkspaceError, WorkspaceErrorKind, WorkspaceFile, WorkspaceInfo, WorkspaceResult,
+    WorkspaceRuntime,
 };
 
-use super::support::{builder, call_err, call_ok, dispatch_in_turn, plain_tool, start, tool_names};
+use super::support::{
+    builder, call, call_err, call_ok, dispatch_in_turn, plain_tool, start, tool_names,
+};
 
-/// A tiny execution runtime: `run_script` echoes, `run_failing` fails.
-#[derive(Debug)]
-struct TestRuntime;
+/// A tiny batch-only runtime: a run echoes its command; the command `fail`
+/// fails. It records what was staged.
+#[derive(Debug, Default)]
+struct TestRuntime {
+    staged: Mutex<Vec<String>>,
+}
 
 #[async_trait]
-impl ExecutionTools for TestRuntime {
-    fn tools(&self) -> Vec<ToolSpec> {
-        vec![plain_tool("run_script"), plain_tool("run_failing")]
+impl WorkspaceRuntime for TestRuntime {
+    fn name(&self) -> &str {
+        "test"
     }
-
-    async fn call(
+    async fn create_workspace(&self, session_id: &str) -> WorkspaceResult<WorkspaceInfo> {
+        Ok(WorkspaceInfo::new(session_id, "/nowhere", true))
+    }
+    async fn stage_skill(&self, _: &str, skill: &SkillSource) -> WorkspaceResult<StagedSkill> {
+        self.staged
+            .lock()
+            .expect("not poisoned")
+            .push(skill.name().to_owned());
+        Ok(StagedSkill::new(skill.name(), "digest", true))
+    }
+    async fn stage_inputs(&self, _: &str, _: &[InputSpec]) -> WorkspaceResult<Vec<StagedInput>> {
+        Ok(Vec::new())
+    }
+    async fn stage_attachments(
         &self,
-        _: &ExecContext<'_>,
-        tool: &str,
-        arguments: &Value,
-    ) -> Result<String, ToolError> {
-        match tool {
-            "run_script" => Ok(format!(
-                "ran {}",
-                arguments
-                    .get("script")
-                    .and_then(Value::as_str)
-                    .unwrap_or("nothing")
-            )),
-            _ => Err(ToolError::new(ToolErrorKind::Provider, "exit status 1")),
-        }
+        _: &str,
+        _: &[Attachment],
+    ) -> WorkspaceResult<Vec<StagedInput>> {
+        Ok(Vec::new())
     }
+    async fn run(&self, _: &str, request: &RunRequest) -> WorkspaceResult<RunResult> {
+        if request.command == "fail" {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::Spawn,
+                "exit status 1",
+            ));
+        }
+        let mut result = RunResult::default();
+        result.stdout = format!("ran {}", request.command);
+        result.exit_code = Some(0);
+        Ok(result)
+    }
+    async fn read_file(&self, _: &str, path: &str, _: u64) -> WorkspaceResult<WorkspaceFile> {
+        Err(WorkspaceError::new(WorkspaceErrorKind::NotFound, path))
+    }
+    async fn cleanup(&self, _: &str) -> WorkspaceResult<CleanupReport> {
+        Ok(CleanupReport::default())
+    }
+}
+
+fn full(builder: AgentBuilder) -> AgentBuilder {
+    builder
+        .profile(Profile::Full)
+        .runtime(Arc::new(TestRuntime::default()))
 }
 
 fn build_error(builder: AgentBuilder) -> String {
@@ -57,7 +92,7 @@ fn build_errors_carry_a_kind() {
     assert_eq!(kind(unnamed), BuildErrorKind::EmptyName);
     assert_eq!(
         kind(builder().profile(Profile::Full)),
-        BuildErrorKind::MissingExecutor
+        BuildErrorKind::MissingRuntime
     );
     assert_eq!(
         kind(builder().tool(plain_tool("load_skill"))),
@@ -74,10 +109,10 @@ fn build_errors_carry_a_kind() {
 }
 
 #[test]
-fn full_profile_without_an_executor_fails_to_build() {
+fn full_profile_without_a_runtime_fails_to_build() {
     let message = build_error(builder().profile(Profile::Full));
     assert!(
-        message.contains("`full` profile needs an executor"),
+        message.contains("`full` profile needs a runtime"),
         "{message}"
     );
     assert!(message.contains("KnowledgeOnly"), "{message}");
@@ -169,27 +204,29 @@ fn search_reserves_search_skills() {
 }
 
 #[test]
-fn pool_and_executor_tools_may_not_shadow_skill_tools() {
+fn pool_tools_may_not_shadow_skill_or_run_tools() {
     let message = build_error(builder().pool_tool(plain_tool("read_skill_file")));
     assert!(message.contains("pool tool `read_skill_file`"), "{message}");
-
-    #[derive(Debug)]
-    struct Shadowing;
-    #[async_trait]
-    impl ExecutionTools for Shadowing {
-        fn tools(&self) -> Vec<ToolSpec> {
-            vec![plain_tool("load_skill")]
-        }
-        async fn call(&self, _: &ExecContext<'_>, _: &str, _: &Value) -> Result<String, ToolError> {
-            Ok(String::new())
-        }
-    }
-    let message = build_error(
-        builder()
-            .profile(Profile::Full)
-            .executor(Arc::new(Shadowing)),
+    let message = build_error(full(builder().pool_tool(plain_tool("run_skill_command"))));
+    assert!(
+        message.contains("pool tool `run_skill_command` shadows a skill tool"),
+        "{message}"
     );
-    assert!(message.contains("executor tool `load_skill`"), "{message}");
+    let message = build_error(full(
+        builder()
+            .surface(Surface::Trpc)
+            .tool(plain_tool("skill_run")),
+    ));
+    assert!(
+        message.contains("user tool `skill_run` shadows a skill tool"),
+        "{message}"
+    );
+    // Without the `full` profile the run tool names are free.
+    builder()
+        .tool(plain_tool("run_skill_command"))
+        .runtime(Arc::new(TestRuntime::default()))
+        .build()
+        .expect("knowledge-only agents reserve no run tool");
 }
 
 #[test]
@@ -202,10 +239,6 @@ fn duplicate_tool_names_are_refused() {
         builder()
             .pool_tool(plain_tool("calc"))
             .pool_tool(plain_tool("calc")),
-        builder()
-            .tool(plain_tool("run_script"))
-            .profile(Profile::Full)
-            .executor(Arc::new(TestRuntime)),
     ];
     for builder in cases {
         let message = build_error(builder);
@@ -247,41 +280,107 @@ fn agent_needs_a_name() {
 }
 
 #[test]
-fn full_profile_exposes_and_runs_executor_tools() {
+fn full_profile_exposes_and_runs_the_run_tools() {
+    let runtime = Arc::new(TestRuntime::default());
     let mut session = start(
         builder()
             .profile(Profile::Full)
-            .executor(Arc::new(TestRuntime)),
+            .runtime(runtime.clone())
+            .interactive_runs(false),
     );
     let request = session.build_request();
     assert_eq!(
         tool_names(&request),
-        ["load_skill", "read_skill_file", "run_failing", "run_script"]
+        ["load_skill", "read_skill_file", "run_skill_command"]
     );
-    let text = call_ok(&mut session, "run_script", json!({"script": "build.sh"}));
-    assert_eq!(text, "ran build.sh");
-    let err = call_err(&mut session, "run_failing", json!({}));
-    assert_eq!(err, "Error: exit status 1");
+    let err = call_err(
+        &mut session,
+        "run_skill_command",
+        json!({"skill": "pdf-forms", "command": "fill"}),
+    );
+    assert!(
+        err.contains("the skill `pdf-forms` is not loaded; call `load_skill` with it first"),
+        "{err}"
+    );
+    call_ok(&mut session, "load_skill", json!({"name": "pdf-forms"}));
+    let text = call_ok(
+        &mut session,
+        "run_skill_command",
+        json!({"skill": "pdf-forms", "command": "fill"}),
+    );
+    let result: serde_json::Value = serde_json::from_str(&text).expect("JSON result");
+    assert_eq!(result["stdout"], "ran fill");
+    let err = call_err(
+        &mut session,
+        "run_skill_command",
+        json!({"skill": "pdf-forms", "command": "fail"}),
+    );
+    assert_eq!(err, "Error: spawn: exit status 1");
+    // Staged from the agent's provider before each run.
+    assert_eq!(
+        *runtime.staged.lock().expect("not poisoned"),
+        ["pdf-forms", "pdf-forms"]
+    );
     let results: Vec<&str> = session
         .transcript()
         .iter()
         .filter_map(|m| m.tool_name.as_deref())
         .collect();
-    assert_eq!(results, ["run_script", "run_failing"]);
+    assert_eq!(
+        results,
+        [
+            "run_skill_command",
+            "load_skill",
+            "run_skill_command",
+            "run_skill_command"
+        ]
+    );
 }
 
 #[test]
-fn knowledge_only_profile_ignores_the_executor() {
-    let mut session = start(builder().executor(Arc::new(TestRuntime)));
+fn run_tools_follow_the_surface_and_the_interactive_switch() {
+    let session = start(full(builder().surface(Surface::Trpc)));
+    let names = tool_names(&session.build_request());
+    for tool in [
+        "skill_exec",
+        "skill_kill_session",
+        "skill_poll_session",
+        "skill_run",
+        "skill_write_stdin",
+    ] {
+        assert!(names.iter().any(|n| n == tool), "{tool} in {names:?}");
+    }
+    let mut session = start(full(builder()));
+    // A batch-only runtime answers the session tools with a clear error.
+    let err = call_err(
+        &mut session,
+        "poll_skill_session",
+        json!({"session_id": "x"}),
+    );
+    assert!(err.contains("unsupported"), "{err}");
+    let message = call(&mut session, "run_skill_command", json!({"skill": 7}));
+    assert!(message.is_error);
+    assert!(
+        message
+            .content
+            .contains("bad arguments for `run_skill_command`"),
+        "{}",
+        message.content
+    );
+}
+
+#[test]
+fn knowledge_only_profile_ignores_the_runtime() {
+    let mut session = start(builder().runtime(Arc::new(TestRuntime::default())));
     let request = session.build_request();
     assert_eq!(tool_names(&request), ["load_skill", "read_skill_file"]);
-    match dispatch_in_turn(&mut session, "run_script", json!({})) {
+    match dispatch_in_turn(&mut session, "run_skill_command", json!({})) {
         Dispatch::Handled(message) => {
             assert!(message.is_error);
             assert!(
                 message
                     .content
-                    .contains("there is no tool named `run_script`")
+                    .contains("there is no tool named `run_skill_command`")
             );
         }
         other => panic!("expected an error result, got {other:?}"),

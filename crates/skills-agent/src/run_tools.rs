@@ -1,0 +1,188 @@
+//! The run tools over a [`WorkspaceRuntime`] (F-EXE-3, F-EXE-9): what the
+//! `full` profile offers when an execution runtime (local, bubblewrap
+//! sandbox, or a remote runner on wasm32) is plugged in with
+//! [`AgentBuilder::runtime`](crate::AgentBuilder::runtime).
+//!
+//! The tool names are in the surface's operation table
+//! ([`Surface::run_tools`]); the requests use the trpc-agent field names.
+//! A run or exec call stages the skill with
+//! [`WorkspaceRuntime::stage_from`] (a no-op when its content did not
+//! change) and hands the request to the runtime. By default a run is refused
+//! until the skill is loaded in that session.
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use skills_core::SkillProvider;
+use skills_workspace::{
+    ExecRequest, RunRequest, WorkspaceError, WorkspaceErrorKind, WorkspaceRuntime,
+    WriteStdinRequest,
+};
+
+use crate::library::MAX_NAME_LEN;
+use crate::surface::{Operation, Surface, tool_spec};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, decoded_arguments};
+
+/// The runtime an agent runs skill commands on, and how.
+#[derive(Clone)]
+pub(crate) struct RunTools {
+    pub(crate) runtime: Arc<dyn WorkspaceRuntime>,
+    /// Whether a command may run only for a skill loaded in the session.
+    pub(crate) require_loaded: bool,
+    /// Whether the interactive session tools are offered.
+    pub(crate) interactive: bool,
+}
+
+impl fmt::Debug for RunTools {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RunTools")
+            .field("runtime", &self.runtime.name())
+            .field("require_loaded", &self.require_loaded)
+            .field("interactive", &self.interactive)
+            .finish()
+    }
+}
+
+/// Who is calling a run tool: the workspace, the skills counted as loaded,
+/// where to stage from, the load tool's name for messages.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RunContext<'a> {
+    pub(crate) session_id: &'a str,
+    pub(crate) loaded: &'a BTreeSet<String>,
+    pub(crate) provider: &'a Arc<dyn SkillProvider>,
+    pub(crate) load_tool: &'a str,
+}
+
+impl RunTools {
+    /// The specs of the run tools `surface` names.
+    pub(crate) fn specs(&self, surface: &Surface) -> Vec<ToolSpec> {
+        let runtime = self.runtime.name();
+        surface
+            .run_tools(self.interactive)
+            .into_iter()
+            .map(|(name, op)| tool_spec(surface, name, op, "", runtime))
+            .collect()
+    }
+
+    /// Runs the run operation `op` (called as `tool`) for `context`; the
+    /// runtime's result as JSON.
+    pub(crate) async fn call(
+        &self,
+        context: &RunContext<'_>,
+        op: Operation,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<String, ToolError> {
+        let session = context.session_id;
+        let runtime = &self.runtime;
+        match op {
+            Operation::Run => {
+                let request: RunRequest = parse(tool, arguments)?;
+                self.stage(context, &request.skill).await?;
+                let result = runtime.run(session, &request).await;
+                Ok(json(&result.map_err(workspace_error)?))
+            }
+            Operation::Exec => {
+                let request: ExecRequest = parse(tool, arguments)?;
+                self.stage(context, &request.skill).await?;
+                let output = runtime.start_exec(session, &request).await;
+                Ok(json(&output.map_err(workspace_error)?))
+            }
+            Operation::WriteStdin => {
+                let request: WriteStdinRequest = parse(tool, arguments)?;
+                let output = runtime.write_stdin(session, &request).await;
+                Ok(json(&output.map_err(workspace_error)?))
+            }
+            Operation::Poll => {
+                let args: SessionArgs = parse(tool, arguments)?;
+                let output = runtime
+                    .poll_exec(session, &args.session_id, args.yield_ms)
+                    .await;
+                Ok(json(&output.map_err(workspace_error)?))
+            }
+            Operation::Kill => {
+                let args: SessionArgs = parse(tool, arguments)?;
+                let output = runtime.kill_exec(session, &args.session_id).await;
+                Ok(json(&output.map_err(workspace_error)?))
+            }
+            _ => Err(ToolError::new(
+                ToolErrorKind::UnknownTool,
+                format!("`{}` is not an execution tool", clip(tool)),
+            )),
+        }
+    }
+
+    /// Checks that `skill` may run and stages it into the session's
+    /// workspace.
+    async fn stage(&self, context: &RunContext<'_>, skill: &str) -> Result<(), ToolError> {
+        if self.require_loaded && !context.loaded.contains(skill) {
+            return Err(ToolError::new(
+                ToolErrorKind::NotLoaded,
+                format!(
+                    "the skill `{}` is not loaded; call `{}` with it first, then run its commands",
+                    clip(skill),
+                    context.load_tool
+                ),
+            ));
+        }
+        if skill.len() > MAX_NAME_LEN {
+            return Err(ToolError::new(
+                ToolErrorKind::UnknownSkill,
+                format!("no skill is named `{}`", clip(skill)),
+            ));
+        }
+        self.runtime
+            .stage_from(context.session_id, context.provider.as_ref(), skill)
+            .await
+            .map_err(|err| match err.kind() {
+                WorkspaceErrorKind::NotFound => {
+                    ToolError::new(ToolErrorKind::UnknownSkill, err.message())
+                }
+                WorkspaceErrorKind::Io | WorkspaceErrorKind::TooLarge => {
+                    ToolError::new(ToolErrorKind::Resource, err.message())
+                }
+                _ => workspace_error(err),
+            })?;
+        Ok(())
+    }
+}
+
+fn workspace_error(err: WorkspaceError) -> ToolError {
+    let kind = match err.kind() {
+        WorkspaceErrorKind::SkillNotLoaded => ToolErrorKind::NotLoaded,
+        WorkspaceErrorKind::InvalidRequest | WorkspaceErrorKind::PathEscape => {
+            ToolErrorKind::InvalidArguments
+        }
+        WorkspaceErrorKind::PolicyDenied => ToolErrorKind::Denied,
+        WorkspaceErrorKind::NotFound => ToolErrorKind::Resource,
+        _ => ToolErrorKind::Failed,
+    };
+    ToolError::new(kind, err.to_string())
+}
+
+fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, ToolError> {
+    let invalid = |why: String| {
+        ToolError::new(
+            ToolErrorKind::InvalidArguments,
+            format!("bad arguments for `{tool}`: {why}"),
+        )
+    };
+    let value = decoded_arguments(arguments)
+        .map_err(|err| invalid(format!("not valid JSON ({})", clip(&err.to_string()))))?;
+    T::deserialize(&*value).map_err(|err| invalid(clip(&err.to_string())))
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    // The runtime's result types serialize to plain JSON objects.
+    serde_json::to_string_pretty(value).unwrap_or_default()
+}
+
+#[derive(serde::Deserialize)]
+struct SessionArgs {
+    session_id: String,
+    #[serde(default)]
+    yield_ms: Option<u64>,
+}
