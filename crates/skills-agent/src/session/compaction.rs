@@ -46,7 +46,7 @@ impl Session {
             Materialization::SystemMessage => Vec::new(),
         };
         for name in newest_first {
-            let Some(text) = self.loaded_text.get(&name) else {
+            let Some(text) = self.disclosure.bodies.get(&name) else {
                 report.dropped.push(name);
                 continue;
             };
@@ -75,7 +75,7 @@ impl Session {
         let docs_cleared: Vec<String> = self
             .loaded_order()
             .into_iter()
-            .filter(|name| self.state.docs(name).is_some())
+            .filter(|name| self.transcript.state().docs(name).is_some())
             .map(str::to_owned)
             .collect();
         let summary_message = Message::system(render::compaction_summary(&summary))
@@ -112,7 +112,7 @@ impl Session {
             self.push(message);
         }
         for skill in released {
-            self.loaded_text.remove(&skill);
+            self.disclosure.bodies.remove(&skill);
             self.events.push(Event::SkillReleased {
                 skill,
                 reason: ReleaseReason::Compaction,

@@ -20,7 +20,7 @@ impl Session {
         );
         let result = self.refresh_catalog_inner().instrument(span.clone()).await;
         if let Ok(delta) = &result {
-            span.record("skills", self.current.len());
+            span.record("skills", self.disclosure.current.len());
             span.record("changed", delta.is_some());
         }
         result
@@ -29,14 +29,14 @@ impl Session {
     pub(super) async fn refresh_catalog_inner(&mut self) -> Result<Option<CatalogDelta>, Error> {
         let listed_at = self.agent.search_cache().mark();
         let latest = self.agent.provider().list().await?;
-        self.listed_at = listed_at;
+        self.disclosure.listed_at = listed_at;
         let now: BTreeMap<String, String> = visible(&latest)
             .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
             .collect();
-        self.current = latest;
+        self.disclosure.current = latest;
         let mut delta = CatalogDelta::default();
         for (name, description) in &now {
-            match self.announced.get(name) {
+            match self.disclosure.announced.get(name) {
                 None => delta.added.push((name.clone(), description.clone())),
                 Some(old) if old != description => {
                     delta.changed.push((name.clone(), description.clone()));
@@ -45,6 +45,7 @@ impl Session {
             }
         }
         delta.removed = self
+            .disclosure
             .announced
             .keys()
             .filter(|name| !now.contains_key(*name))
@@ -66,18 +67,18 @@ impl Session {
             if !gone.is_empty() {
                 message.tag(&SkillInjection::released(gone.clone()));
                 for skill in gone {
-                    self.loaded_text.remove(&skill);
+                    self.disclosure.bodies.remove(&skill);
                     self.events.push(Event::SkillReleased {
                         skill,
                         reason: ReleaseReason::Removed,
                     });
                 }
             }
-            apply_delta_metadata(&mut self.announced, &message);
-            self.skills_on = true;
+            apply_delta_metadata(&mut self.disclosure.announced, &message);
+            self.disclosure.skills_on = true;
             self.push(message);
         } else {
-            self.announced = now;
+            self.disclosure.announced = now;
         }
         self.events.push(Event::CatalogChanged(delta.clone()));
         Ok(Some(delta))
@@ -90,11 +91,11 @@ impl Session {
         if !matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
             return None;
         }
-        let pinned: BTreeMap<&str, &str> = visible(&self.pinned)
+        let pinned: BTreeMap<&str, &str> = visible(&self.disclosure.pinned)
             .map(|m| (m.name.as_str(), m.description.as_str()))
             .collect();
         let mut delta = CatalogDelta::default();
-        for (name, description) in &self.announced {
+        for (name, description) in &self.disclosure.announced {
             match pinned.get(name.as_str()) {
                 None => delta.added.push((name.clone(), description.clone())),
                 Some(old) if old != description => {
@@ -105,7 +106,7 @@ impl Session {
         }
         delta.removed = pinned
             .keys()
-            .filter(|name| !self.announced.contains_key(**name))
+            .filter(|name| !self.disclosure.announced.contains_key(**name))
             .map(|name| (*name).to_owned())
             .collect();
         (!delta.is_empty()).then(|| delta_message(&delta))

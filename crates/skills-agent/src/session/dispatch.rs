@@ -35,10 +35,7 @@ impl Session {
 
     pub(super) async fn dispatch(&mut self, call: &ToolCall) -> Dispatch {
         let surface = self.agent.surface().clone();
-        let op = surface
-            .operation(&call.name, self.agent.has_search())
-            .or_else(|| self.agent.run_operation(&call.name));
-        if let Some(op) = op {
+        if let Some(op) = ToolTable::operation(&self.agent, &call.name) {
             let outcome = self.run_operation(&surface, op, call).await;
             let message = match outcome {
                 Ok(message) => message,
@@ -59,7 +56,7 @@ impl Session {
         }
         let config = self.agent.config();
         let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
-            let declaring: Vec<&str> = visible(&self.current)
+            let declaring: Vec<&str> = visible(&self.disclosure.current)
                 .filter(|m| m.declared_tools.contains(&call.name))
                 .map(|m| m.name.as_str())
                 .collect();
@@ -138,7 +135,10 @@ impl Session {
                 let text = self
                     .library()
                     .list_docs_with(&a.skill, self.is_loaded(&a.skill), |doc| {
-                        self.state.docs(&a.skill).is_some_and(|s| s.contains(doc))
+                        self.transcript
+                            .state()
+                            .docs(&a.skill)
+                            .is_some_and(|s| s.contains(doc))
                     })
                     .await?;
                 Ok(Message::tool_result(&call.id, tool, text))
@@ -152,7 +152,7 @@ impl Session {
                 let meta = self.meta(&a.skill, false)?;
                 record("skill", meta.name.as_str());
                 let pool = self.pool_names();
-                let selected = self.state.selected_tools(meta.name.as_str());
+                let selected = self.transcript.state().selected_tools(meta.name.as_str());
                 let loaded = self.is_loaded(meta.name.as_str());
                 let mut tools: Vec<(String, bool, bool)> = meta
                     .declared_tools
@@ -198,10 +198,10 @@ impl Session {
     /// The stateless operations over the session's current catalog.
     pub(super) fn library(&self) -> Library<'_> {
         let agent = &self.agent;
-        let library = Library::new(agent.provider(), &self.current, agent.surface())
+        let library = Library::new(agent.provider(), &self.disclosure.current, agent.surface())
             .on_demand(matches!(agent.config().catalog, CatalogMode::OnDemand));
         if agent.has_search() {
-            library.search(agent.search_cache(), self.listed_at)
+            library.search(agent.search_cache(), self.disclosure.listed_at)
         } else {
             library
         }

@@ -12,7 +12,7 @@ impl Session {
         record("skill", &name);
         let skill = self.fetch(&name, false).await?;
         let mode = args.mode.unwrap_or_default();
-        let previous = self.state.docs(&name).cloned();
+        let previous = self.transcript.state().docs(&name).cloned();
         let requested = if args.include_all_docs.unwrap_or(false) {
             DocSelection::All
         } else {

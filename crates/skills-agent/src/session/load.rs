@@ -48,7 +48,7 @@ impl Session {
                         .check_docs(&skill, docs.unwrap_or_default())?,
                 )
             };
-            let previous = self.state.docs(&name).cloned();
+            let previous = self.transcript.state().docs(&name).cloned();
             let new_docs = docs_to_deliver(&skill, previous.as_ref(), &selection);
             tracing::Span::current().record("docs", new_docs.len());
             parts.extend(self.library().deliver_docs(&name, &new_docs).await?);
@@ -91,7 +91,7 @@ impl Session {
         if !already {
             message.tag(&SkillInjection::loaded([name.clone()]));
             self.enforce_cap(&mut message, &name);
-            self.loaded_text.insert(name.clone(), body);
+            self.disclosure.bodies.insert(name.clone(), body);
             self.events.push(Event::SkillLoaded {
                 skill: name,
                 by_mention: false,

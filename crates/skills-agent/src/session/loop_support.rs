@@ -85,13 +85,14 @@ impl Session {
 
     /// The metadata of `skill` in the latest catalog this session saw.
     pub fn skill_metadata(&self, skill: &str) -> Option<&SkillMetadata> {
-        self.current.get(skill)
+        self.disclosure.current.get(skill)
     }
 
     /// The text of the latest user message (the task a forked skill gets),
     /// skipping the injections of `$name` mentions.
     pub fn last_user_text(&self) -> Option<&str> {
         self.transcript
+            .messages()
             .iter()
             .rev()
             .find(|m| m.role == Role::User && !m.has_metadata(MENTION_KEY))
@@ -105,16 +106,17 @@ impl Session {
     pub fn close_unanswered_calls(&mut self, reason: &str) -> usize {
         let Some(at) = self
             .transcript
+            .messages()
             .iter()
             .rposition(|m| m.role == Role::Assistant)
         else {
             return 0;
         };
-        let answered: BTreeSet<&str> = self.transcript[at + 1..]
+        let answered: BTreeSet<&str> = self.transcript.messages()[at + 1..]
             .iter()
             .filter_map(|m| m.tool_call_id.as_deref())
             .collect();
-        let open: Vec<(String, String)> = self.transcript[at]
+        let open: Vec<(String, String)> = self.transcript.messages()[at]
             .tool_calls
             .iter()
             .filter(|c| !answered.contains(c.id.as_str()))
@@ -133,7 +135,7 @@ impl Session {
         let mut out = BTreeSet::new();
         let mut any = false;
         for skill in self.loaded_order() {
-            if let Some(meta) = self.current.get(skill)
+            if let Some(meta) = self.disclosure.current.get(skill)
                 && !meta.allowed_tools.is_empty()
             {
                 any = true;

@@ -1,8 +1,12 @@
 //! The disclosure engine: one agent's conversation with skills.
 //!
-//! A [`Session`] owns the transcript (append-only: nothing it has written is
-//! ever changed), the [`LoadState`] replayed from it, and the catalog pinned
-//! when the session started. It builds [`ModelRequest`]s, runs the skill tools
+//! A [`Session`] is three parts with one job each: the transcript
+//! (`transcript.rs`: append-only, nothing it has written is ever changed,
+//! with the [`LoadState`] replayed from it), the disclosure state
+//! (`disclosure.rs`: the catalog pinned when the session started, the stable
+//! system block rendered from it once, the deltas announced since, the
+//! loaded bodies) and the tool table (`tool_table.rs`). The stateless skill
+//! operations it runs are [`Library`]'s. It builds [`ModelRequest`]s, runs the skill tools
 //! the model calls, announces catalog changes with an appended delta
 //! (F-DIS-3), injects skills the user mentions (F-DIS-14), enforces load
 //! lifetimes and the cap (F-DIS-10) with release tags, exposes pool tools
@@ -22,7 +26,7 @@ use skills_core::{Catalog, Error, ErrorKind, Skill, SkillInjection, SkillMetadat
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use crate::config::{Agent, CatalogMode, Lifetime, Materialization, PromptContext};
+use crate::config::{Agent, CatalogMode, Lifetime, Materialization};
 use crate::library::{Library, operation_span, record, visible};
 use crate::mention::mentions;
 use crate::message::{
@@ -35,12 +39,13 @@ use crate::run_tools::RunContext;
 use crate::state::{DocSelection, LoadState};
 use crate::surface::{
     LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectMode,
-    SelectToolsArgs, SkillArgs, SkillLoadArgs, Surface, expected_args, tool_spec,
+    SelectToolsArgs, SkillArgs, SkillLoadArgs, Surface, expected_args,
 };
 use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
 
 mod compaction;
 mod deltas;
+mod disclosure;
 mod dispatch;
 mod docs;
 mod load;
@@ -48,11 +53,15 @@ mod loop_support;
 mod read;
 mod requests;
 mod search;
+mod tool_table;
 mod tools;
+mod transcript;
 mod turns;
 
-use deltas::apply_delta_metadata;
+use disclosure::Disclosure;
 use load::{docs_to_deliver, merge_selection, selection_names};
+use tool_table::ToolTable;
+use transcript::Transcript;
 
 pub use loop_support::ForkRequest;
 
@@ -155,38 +164,21 @@ pub enum Dispatch {
 }
 
 /// One agent's conversation with its skills.
+///
+/// It is made of three parts with one job each: the [`Transcript`]
+/// (append-only, with the load state replayed from it), the [`Disclosure`]
+/// state (the pinned catalog and stable system block, the deltas announced,
+/// the loaded bodies) and the [`ToolTable`] (the skill tools, built once).
 #[derive(Debug)]
 pub struct Session {
     /// The session's id (workspaces of execution runtimes are per id).
     id: String,
     agent: Agent,
-    /// The catalog the prompt was rendered from.
-    pinned: Catalog,
-    /// The latest catalog (pinned, then refreshed).
-    current: Catalog,
-    /// What the model has been told: pinned plus announced deltas.
-    announced: BTreeMap<String, String>,
-    /// Block 0 of the system region, rendered once.
-    stable_system: String,
-    /// The surface's tool specs, built once (their schemas and descriptions
-    /// never change within a session).
-    skill_tools: Vec<ToolSpec>,
-    transcript: Vec<Message>,
-    state: LoadState,
-    /// Loaded text per skill (the wrapped body), for the legacy block, the
-    /// fallback and compaction.
-    loaded_text: BTreeMap<String, String>,
+    transcript: Transcript,
+    disclosure: Disclosure,
+    tools: ToolTable,
     events: Vec<Event>,
     history_limit: Option<usize>,
-    /// `once` loads retired by [`Session::retire_once_loads`]; the release
-    /// is recorded on the next message appended.
-    pending_release: Vec<String>,
-    /// Whether the skill tools are offered (sticky: once on, never off, so
-    /// the tool list does not move).
-    skills_on: bool,
-    /// The search cache's mark taken just before the session last listed the
-    /// provider: a search needs a library check newer than it.
-    listed_at: u64,
 }
 
 impl Agent {
@@ -223,12 +215,17 @@ impl Agent {
         let listed_at = self.search_cache().mark();
         let current = self.list().await?;
         let mut session = Session::new(self.clone(), pinned, transcript, listed_at);
-        session.current = current;
-        let loaded: Vec<String> = session.state.in_use_order().map(str::to_owned).collect();
+        session.disclosure.current = current;
+        let loaded: Vec<String> = session
+            .transcript
+            .state()
+            .in_use_order()
+            .map(str::to_owned)
+            .collect();
         for name in loaded {
             if let Ok(skill) = self.provider().get(&name).await {
                 let text = render::loaded_body(&skill, self.surface().read_tool());
-                session.loaded_text.insert(name, text);
+                session.disclosure.bodies.insert(name, text);
             }
         }
         Ok(session)
@@ -237,75 +234,15 @@ impl Agent {
 
 impl Session {
     fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>, listed_at: u64) -> Self {
-        let config = agent.config();
-        let catalog_text = match &config.catalog {
-            CatalogMode::InPrompt(options) => {
-                let mut options = options.clone();
-                options.load_tool = config.surface.load_tool().to_owned();
-                pinned.render(&options)
-            }
-            CatalogMode::OnDemand => String::new(),
-        };
-        let catalog_in_tool =
-            matches!(&config.surface, Surface::Eino(o) if o.catalog_in_description);
-        let prompt_catalog = if catalog_in_tool {
-            ""
-        } else {
-            catalog_text.as_str()
-        };
-        let stable_system = match &config.prompt_hook {
-            Some(hook) => hook(&PromptContext {
-                instructions: &config.instructions,
-                catalog: prompt_catalog,
-                load_tool: config.surface.load_tool(),
-            }),
-            None => {
-                let skills_part = match config.catalog {
-                    CatalogMode::OnDemand => render::on_demand_guidance(config.surface.load_tool()),
-                    CatalogMode::InPrompt(_) => prompt_catalog.to_owned(),
-                };
-                join_nonempty(&config.instructions, &skills_part)
-            }
-        };
-        let mut announced: BTreeMap<String, String> = visible(&pinned)
-            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
-            .collect();
-        let mut state = LoadState::default();
-        for (index, message) in transcript.iter().enumerate() {
-            state.apply(index, message);
-            apply_delta_metadata(&mut announced, message);
-        }
-        let loaded_text = BTreeMap::new();
-        // Skill tools are offered when the model can see a skill or the user
-        // can invoke one, from the start (no move later), or from the first
-        // announced skill on.
-        let skills_on = matches!(config.catalog, CatalogMode::OnDemand)
-            || pinned.entries().iter().any(|m| {
-                !m.extensions.disable_model_invocation || m.extensions.user_invocable != Some(false)
-            })
-            || transcript.iter().any(|m| m.has_metadata(CATALOG_DELTA_KEY));
-        let surface = &agent.config().surface;
-        let skill_tools = surface
-            .tools(agent.has_search())
-            .into_iter()
-            .map(|(name, op)| tool_spec(surface, &name, op, &catalog_text, ""))
-            .collect();
+        let (disclosure, catalog_text) = Disclosure::new(&agent, pinned, &transcript, listed_at);
         Self {
             id: session_id(agent.name()),
-            skill_tools,
-            current: pinned.clone(),
+            tools: ToolTable::new(&agent, &catalog_text),
+            transcript: Transcript::replay(transcript),
+            disclosure,
             agent,
-            pinned,
-            announced,
-            stable_system,
-            transcript,
-            state,
-            loaded_text,
             events: Vec::new(),
             history_limit: None,
-            pending_release: Vec::new(),
-            skills_on,
-            listed_at,
         }
     }
 
@@ -330,36 +267,33 @@ impl Session {
 
     /// The catalog pinned when the session started.
     pub fn pinned_catalog(&self) -> &Catalog {
-        &self.pinned
+        &self.disclosure.pinned
     }
 
     /// The transcript (the source of truth; never rewritten).
     pub fn transcript(&self) -> &[Message] {
-        &self.transcript
+        self.transcript.messages()
     }
 
     /// The load state.
     pub fn state(&self) -> &LoadState {
-        &self.state
+        self.transcript.state()
     }
 
     /// The loaded skills, sorted.
     pub fn loaded(&self) -> BTreeSet<String> {
-        self.state.loaded()
+        self.transcript.state().loaded()
     }
 
     /// Whether `skill` counts as loaded for the next request and the calls
     /// of its answer (a `once` load the last request retired does not).
     pub(super) fn is_loaded(&self, skill: &str) -> bool {
-        self.state.is_loaded(skill) && !self.pending_release.iter().any(|p| p == skill)
+        self.transcript.is_loaded(skill)
     }
 
     /// The skills that count as loaded, least recently used first.
     pub(super) fn loaded_order(&self) -> Vec<&str> {
-        self.state
-            .in_use_order()
-            .filter(|name| !self.pending_release.iter().any(|p| p == name))
-            .collect()
+        self.transcript.loaded_order()
     }
 
     /// Takes the events emitted since the last call.
@@ -374,20 +308,14 @@ impl Session {
         self.history_limit = n;
     }
 
-    pub(super) fn push(&mut self, mut message: Message) -> usize {
-        if !self.pending_release.is_empty() {
-            let due = std::mem::take(&mut self.pending_release);
-            message.tag(&SkillInjection::released(due.clone()));
-            for skill in due {
-                self.events.push(Event::SkillReleased {
-                    skill,
-                    reason: ReleaseReason::Lifetime,
-                });
-            }
+    pub(super) fn push(&mut self, message: Message) -> usize {
+        let (index, released) = self.transcript.push(message);
+        for skill in released {
+            self.events.push(Event::SkillReleased {
+                skill,
+                reason: ReleaseReason::Lifetime,
+            });
         }
-        let index = self.transcript.len();
-        self.state.apply(index, &message);
-        self.transcript.push(message);
         index
     }
 }

@@ -10,6 +10,7 @@ impl Session {
     pub(super) fn view_start(&self) -> usize {
         let compaction = self
             .transcript
+            .messages()
             .iter()
             .rposition(|m| m.has_metadata(COMPACTION_KEY))
             .unwrap_or(0);
@@ -21,7 +22,7 @@ impl Session {
             // Cut at a user or system message when the window has one: a tool
             // result whose call fell out of view would be rejected, and some
             // providers want the conversation to open with the user.
-            if let Some(offset) = self.transcript[start..]
+            if let Some(offset) = self.transcript.messages()[start..]
                 .iter()
                 .position(|m| matches!(m.role, Role::User | Role::System))
             {
@@ -30,6 +31,7 @@ impl Session {
         }
         while self
             .transcript
+            .messages()
             .get(start)
             .is_some_and(|m| m.role == Role::Tool)
         {
@@ -54,9 +56,10 @@ impl Session {
         let pool = self.pool_names();
         let mut out = BTreeSet::new();
         for skill in self.loaded_order() {
-            let wanted: Vec<String> = match self.state.selected_tools(skill) {
+            let wanted: Vec<String> = match self.transcript.state().selected_tools(skill) {
                 Some(selected) => selected.iter().cloned().collect(),
                 None => self
+                    .disclosure
                     .current
                     .get(skill)
                     .map(|m| m.declared_tools.clone())
@@ -75,8 +78,8 @@ impl Session {
         let config = self.agent.config();
         // No skills, no skill tools (F-AGT-1: skills are a no-op when none
         // are configured).
-        let mut tools: Vec<ToolSpec> = if self.skills_on {
-            self.skill_tools.clone()
+        let mut tools: Vec<ToolSpec> = if self.disclosure.skills_on {
+            self.tools.skill_specs().to_vec()
         } else {
             Vec::new()
         };
@@ -160,27 +163,28 @@ impl Session {
         }
         let last_answer = self
             .transcript
+            .messages()
             .iter()
             .rposition(|m| m.role == Role::Assistant);
         let due: Vec<String> = self
             .loaded_order()
             .into_iter()
             .filter(|name| {
-                let loaded_at = self.state.loaded_at(name);
+                let loaded_at = self.transcript.state().loaded_at(name);
                 matches!((loaded_at, last_answer), (Some(at), Some(answer)) if at < answer)
             })
             .map(str::to_owned)
             .collect();
-        self.pending_release.extend(due.iter().cloned());
+        self.transcript.retire(&due);
         due
     }
 
     pub(super) fn build_request_inner(&self, cache: CacheStrategy) -> ModelRequest {
         let start = self.view_start();
         let mut system = Vec::with_capacity(2);
-        if !self.stable_system.is_empty() {
+        if !self.disclosure.stable_system.is_empty() {
             system.push(SystemBlock {
-                text: self.stable_system.clone(),
+                text: self.disclosure.stable_system.clone(),
                 stable: true,
             });
         }
@@ -190,7 +194,7 @@ impl Session {
                 stable: false,
             });
         }
-        let messages: Vec<Message> = self.transcript[start..].to_vec();
+        let messages: Vec<Message> = self.transcript.messages()[start..].to_vec();
         let mut request = ModelRequest {
             system,
             tools: self.tools(),
@@ -217,10 +221,12 @@ impl Session {
         // notice newer than the last compaction can be missing.)
         let last_compaction = self
             .transcript
+            .messages()
             .iter()
             .rposition(|m| m.has_metadata(COMPACTION_KEY));
         let delta_hidden = self
             .transcript
+            .messages()
             .get(..start)
             .and_then(|hidden| {
                 hidden
@@ -249,18 +255,23 @@ impl Session {
                 // Load order, not use order: reading a file must not reshuffle
                 // the block (and break the cache behind it).
                 let mut order = order;
-                order.sort_by_key(|n| self.state.loaded_at(n));
+                order.sort_by_key(|n| self.transcript.state().loaded_at(n));
                 let bodies: Vec<&str> = order
                     .iter()
-                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .filter_map(|n| self.disclosure.bodies.get(*n).map(String::as_str))
                     .collect();
                 (!bodies.is_empty()).then(|| render::legacy_block(&bodies))
             }
             Materialization::ToolResult => {
                 let bodies: Vec<&str> = order
                     .iter()
-                    .filter(|n| self.state.loaded_at(n).is_some_and(|at| at < start))
-                    .filter_map(|n| self.loaded_text.get(*n).map(String::as_str))
+                    .filter(|n| {
+                        self.transcript
+                            .state()
+                            .loaded_at(n)
+                            .is_some_and(|at| at < start)
+                    })
+                    .filter_map(|n| self.disclosure.bodies.get(*n).map(String::as_str))
                     .collect();
                 (!bodies.is_empty()).then(|| render::fallback_block(&bodies))
             }
@@ -271,6 +282,7 @@ impl Session {
     /// replied to.
     fn previous_request_end(&self) -> Option<usize> {
         self.transcript
+            .messages()
             .iter()
             .rposition(|m| m.role == Role::Assistant)
             .and_then(|i| i.checked_sub(1))

@@ -27,7 +27,7 @@ impl Session {
                 ),
             ));
         }
-        let current: BTreeSet<String> = match self.state.selected_tools(&name) {
+        let current: BTreeSet<String> = match self.transcript.state().selected_tools(&name) {
             Some(selected) => selected.clone(),
             None => meta
                 .declared_tools

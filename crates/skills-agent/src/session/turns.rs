@@ -17,7 +17,7 @@ impl Session {
         // the transcript untouched, so the caller can simply retry.
         let mut invoked = Vec::new();
         for name in mentions(&message.content) {
-            let Some(meta) = self.current.get(&name) else {
+            let Some(meta) = self.disclosure.current.get(&name) else {
                 continue;
             };
             if meta.extensions.user_invocable == Some(false)
@@ -46,7 +46,7 @@ impl Session {
                 .with_metadata(MENTION_KEY, Value::String(name.clone()))
                 .tagged(&SkillInjection::loaded([name.clone()]));
             self.enforce_cap(&mut injected, &name);
-            self.loaded_text.insert(name.clone(), text);
+            self.disclosure.bodies.insert(name.clone(), text);
             self.push(injected);
             self.events.push(Event::SkillLoaded {
                 skill: name,
