@@ -1,7 +1,17 @@
 //! Compaction (F-DIS-13): a summary starts the request view and loaded bodies
 //! are re-attached within the agent's budget.
 
-use super::*;
+use std::sync::Arc;
+
+use serde_json::Value;
+use skills_core::{SkillInjection, TokenCounter};
+use tracing::field::Empty;
+
+use crate::config::Materialization;
+use crate::message::{COMPACTION_KEY, Message};
+use crate::render;
+
+use super::{CompactionReport, Event, ReleaseReason, Session};
 
 impl Session {
     /// Compacts the history: appends a summary that starts the request view,

@@ -1,7 +1,19 @@
 //! Catalog deltas (F-DIS-3): what changed in the skill set since the catalog
 //! was pinned, announced by an appended notice, never by rewriting the prompt.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+use skills_core::{Error, SkillInjection};
+use tracing::Instrument as _;
+use tracing::field::Empty;
+
+use crate::config::CatalogMode;
+use crate::library::visible;
+use crate::message::{CATALOG_DELTA_KEY, Message};
+use crate::render;
+
+use super::{CatalogDelta, Event, ReleaseReason, Session};
 
 impl Session {
     /// Lists the provider again; when the skill set changed, appends one

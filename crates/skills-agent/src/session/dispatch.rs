@@ -1,7 +1,24 @@
 //! Tool dispatch: which tool a call is for, the operation table of the skill
 //! tools, and the checks every operation shares.
 
-use super::*;
+use std::sync::Arc;
+
+use skills_core::{Skill, SkillMetadata};
+use tracing::Instrument as _;
+use tracing::field::Empty;
+
+use crate::config::{CatalogMode, Materialization};
+use crate::library::{Library, operation_span, record, visible};
+use crate::message::{Message, ToolCall};
+use crate::render;
+use crate::run_tools::RunContext;
+use crate::surface::{
+    NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectToolsArgs, SkillArgs,
+    Surface, expected_args,
+};
+use crate::tool::{ToolError, ToolErrorKind, clip, parse_args};
+
+use super::{Dispatch, Session, ToolTable};
 
 impl Session {
     /// Handles one tool call from the model. Skill tools and run tools

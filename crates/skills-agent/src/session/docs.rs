@@ -1,6 +1,15 @@
 //! Doc selection (`skill_select_docs`).
 
-use super::*;
+use serde_json::{Value, json};
+
+use crate::library::record;
+use crate::message::{DOCS_KEY, Message, TOUCH_KEY, ToolCall};
+use crate::state::DocSelection;
+use crate::surface::{SelectDocsArgs, SelectMode};
+use crate::tool::ToolError;
+
+use super::load::{docs_to_deliver, merge_selection, selection_names};
+use super::{Event, Session};
 
 impl Session {
     pub(super) async fn op_select_docs(

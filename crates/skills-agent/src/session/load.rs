@@ -1,7 +1,20 @@
 //! The load operation (`load_skill`, `skill_load`, Eino's `skill`), with the
 //! doc delivery it shares with doc selection.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use skills_core::{Skill, SkillInjection};
+
+use crate::config::Materialization;
+use crate::library::record;
+use crate::message::{DOCS_KEY, Message, TOUCH_KEY, ToolCall};
+use crate::render;
+use crate::state::DocSelection;
+use crate::surface::SelectMode;
+use crate::tool::ToolError;
+
+use super::{Event, Session};
 
 impl Session {
     pub(super) async fn op_load(

@@ -4,7 +4,15 @@
 
 use skills_core::ContextMode;
 
-use super::*;
+use std::collections::BTreeSet;
+
+use skills_core::SkillMetadata;
+
+use crate::message::{MENTION_KEY, Role, ToolCall};
+use crate::surface::{LoadSkillArgs, Operation, SkillArgs, SkillLoadArgs, Surface, expected_args};
+use crate::tool::parse_args;
+
+use super::Session;
 
 /// A load the model asked for, of a skill that runs in a sub-agent
 /// (`context: fork` or `fork_with_context`, F-AGT-5).

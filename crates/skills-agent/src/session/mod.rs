@@ -18,30 +18,16 @@
 //! rendered once; bodies, files, deltas and injections are appended; the tool
 //! list changes only when pool tools are configured and a load exposes one.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
+use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
-use skills_core::{Catalog, Error, ErrorKind, Skill, SkillInjection, SkillMetadata, TokenCounter};
+use skills_core::{Catalog, Error};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
-use crate::config::{Agent, CatalogMode, Lifetime, Materialization};
-use crate::library::{Library, operation_span, record, visible};
-use crate::mention::mentions;
-use crate::message::{
-    CATALOG_DELTA_KEY, COMPACTION_KEY, DOCS_KEY, MENTION_KEY, Message, Role, TOOLS_KEY, TOUCH_KEY,
-    ToolCall,
-};
+use crate::config::Agent;
+use crate::message::Message;
 use crate::render;
-use crate::request::{ModelRequest, SystemBlock};
-use crate::run_tools::RunContext;
-use crate::state::{DocSelection, LoadState};
-use crate::surface::{
-    LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectMode,
-    SelectToolsArgs, SkillArgs, SkillLoadArgs, Surface, expected_args,
-};
-use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
+use crate::state::LoadState;
 
 mod compaction;
 mod deltas;
@@ -59,7 +45,6 @@ mod transcript;
 mod turns;
 
 use disclosure::Disclosure;
-use load::{docs_to_deliver, merge_selection, selection_names};
 use tool_table::ToolTable;
 use transcript::Transcript;
 
@@ -349,7 +334,12 @@ pub(super) fn join_nonempty(a: &str, b: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use serde_json::Value;
+
     use super::*;
+    use crate::message::ToolCall;
 
     fn assert_send<T: Send>(_: &T) {}
 

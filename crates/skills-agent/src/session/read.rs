@@ -2,7 +2,13 @@
 //! or a line range of it ([`Library`] reads it; the session marks a loaded
 //! skill as used).
 
-use super::*;
+use serde_json::Value;
+
+use crate::message::{Message, TOUCH_KEY, ToolCall};
+use crate::surface::ReadSkillFileArgs;
+use crate::tool::ToolError;
+
+use super::Session;
 
 impl Session {
     pub(super) async fn op_read(

@@ -1,7 +1,17 @@
 //! Building requests (F-AGT-1, F-AGT-2): the system blocks, the tool list, the
 //! transcript view and the cache breakpoints.
 
-use super::*;
+use std::collections::BTreeSet;
+
+use tracing::field::Empty;
+
+use crate::config::{Lifetime, Materialization};
+use crate::message::{CATALOG_DELTA_KEY, COMPACTION_KEY, Message, Role};
+use crate::render;
+use crate::request::{ModelRequest, SystemBlock};
+use crate::tool::ToolSpec;
+
+use super::Session;
 use crate::model::Model;
 use crate::request::CacheStrategy;
 

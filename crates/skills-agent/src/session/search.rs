@@ -1,7 +1,11 @@
 //! Skill search (`search_skills`) over the shared, content-keyed index
 //! ([`Library`] answers it from the session's current catalog).
 
-use super::*;
+use crate::message::{Message, ToolCall};
+use crate::surface::SearchArgs;
+use crate::tool::ToolError;
+
+use super::Session;
 
 impl Session {
     pub(super) async fn op_search(

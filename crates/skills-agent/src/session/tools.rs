@@ -1,6 +1,16 @@
 //! Tool selection (`skill_select_tools`, F-DIS-11).
 
-use super::*;
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::library::record;
+use crate::message::{Message, TOOLS_KEY, TOUCH_KEY, ToolCall};
+use crate::render;
+use crate::surface::{SelectMode, SelectToolsArgs};
+use crate::tool::{ToolError, ToolErrorKind, clip};
+
+use super::{Event, Session};
 
 impl Session {
     pub(super) fn op_select_tools(

@@ -1,7 +1,15 @@
 //! Turns: user messages (with `$name` mentions), replies, user tool results,
 //! lifetime releases and the loaded-skill cap.
 
-use super::*;
+use serde_json::Value;
+use skills_core::{Error, ErrorKind, SkillInjection};
+
+use crate::config::{Lifetime, Materialization};
+use crate::mention::mentions;
+use crate::message::{MENTION_KEY, Message};
+use crate::render;
+
+use super::{Event, ReleaseReason, Session};
 
 impl Session {
     /// Appends a user message. Ends `turn`-lifetime loads, then injects each
