@@ -1,13 +1,18 @@
 //! The tool specs of every preset (`Session::tools()`), so that any change to
 //! a name, a description or an argument schema shows up in review.
 
+use std::sync::Arc;
+
 use serde_json::json;
-use skills_agent::{CatalogMode, EinoOptions, Surface};
+use skills_agent::{CatalogMode, EinoOptions, Profile, Surface};
+use skills_exec::LocalRuntime;
 
 use super::{builder, call_tool, pool_tools, pretty, start, user_tool};
 
 #[test]
 fn every_preset() {
+    let root = tempfile::tempdir().expect("temp dir");
+    let runtime = Arc::new(LocalRuntime::builder(root.path()).build().expect("runtime"));
     pollster::block_on(async {
         let presets = [
             ("default", builder()),
@@ -19,6 +24,18 @@ fn every_preset() {
                 builder().surface(Surface::Eino(EinoOptions::default())),
             ),
             ("on_demand", builder().catalog(CatalogMode::OnDemand)),
+            // The run tools' names, descriptions and argument schemas.
+            (
+                "full",
+                builder().profile(Profile::Full).runtime(runtime.clone()),
+            ),
+            (
+                "trpc_full",
+                builder()
+                    .surface(Surface::Trpc)
+                    .profile(Profile::Full)
+                    .runtime(runtime.clone()),
+            ),
         ];
         for (label, builder) in presets {
             let session = start(builder).await;
