@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use skills_core::SkillProvider;
 use skills_workspace::{
-    ExecRequest, RunRequest, WorkspaceError, WorkspaceErrorKind, WorkspaceRuntime,
-    WriteStdinRequest,
+    ExecRequest, KillRequest, PollRequest, RunRequest, WorkspaceError, WorkspaceErrorKind,
+    WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::library::MAX_NAME_LEN;
@@ -81,13 +81,13 @@ impl RunTools {
         match op {
             Operation::Run => {
                 let request: RunRequest = parse(tool, arguments)?;
-                self.stage(context, &request.skill).await?;
+                self.stage(context, &request.spec.skill).await?;
                 let result = runtime.run(session, &request).await;
                 Ok(json(&result.map_err(workspace_error)?))
             }
             Operation::Exec => {
                 let request: ExecRequest = parse(tool, arguments)?;
-                self.stage(context, &request.skill).await?;
+                self.stage(context, &request.spec.skill).await?;
                 let output = runtime.start_exec(session, &request).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
@@ -97,15 +97,15 @@ impl RunTools {
                 Ok(json(&output.map_err(workspace_error)?))
             }
             Operation::Poll => {
-                let args: SessionArgs = parse(tool, arguments)?;
+                let request: PollRequest = parse(tool, arguments)?;
                 let output = runtime
-                    .poll_exec(session, &args.session_id, args.yield_ms)
+                    .poll_exec(session, &request.session_id, request.yield_ms)
                     .await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
             Operation::Kill => {
-                let args: SessionArgs = parse(tool, arguments)?;
-                let output = runtime.kill_exec(session, &args.session_id).await;
+                let request: KillRequest = parse(tool, arguments)?;
+                let output = runtime.kill_exec(session, &request.session_id).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
             _ => Err(ToolError::new(
@@ -178,11 +178,4 @@ fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, ToolEr
 fn json<T: serde::Serialize>(value: &T) -> String {
     // The runtime's result types serialize to plain JSON objects.
     serde_json::to_string_pretty(value).unwrap_or_default()
-}
-
-#[derive(serde::Deserialize)]
-struct SessionArgs {
-    session_id: String,
-    #[serde(default)]
-    yield_ms: Option<u64>,
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use dashmap::DashMap;
 use skills_core::SkillProvider;
 use skills_workspace::{
-    CleanupReport, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
+    CleanupReport, CommandSpec, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
     ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
     OUTPUT_SUBDIR, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillSource, StagedSkill,
     WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
@@ -154,13 +154,11 @@ pub(crate) fn unique_id() -> String {
     format!("{}-{n}-{nanos:x}", std::process::id())
 }
 
-/// What to run: the parts of a run or exec request that shape the process.
+/// What to launch: the request's [`CommandSpec`] and the parts of a run or
+/// exec request beyond it that shape the process.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct CommandSpec<'a> {
-    pub(crate) skill: &'a str,
-    pub(crate) command: &'a str,
-    pub(crate) cwd: Option<&'a str>,
-    pub(crate) env: &'a BTreeMap<String, String>,
+pub(crate) struct Launch<'a> {
+    pub(crate) spec: &'a CommandSpec,
     pub(crate) editor_text: Option<&'a str>,
     pub(crate) tty: bool,
 }
@@ -378,16 +376,17 @@ impl Engine {
     pub(crate) async fn prepare(
         &self,
         ws: &Arc<Ws>,
-        spec: CommandSpec<'_>,
+        launch: Launch<'_>,
     ) -> WorkspaceResult<Prepared> {
-        let CommandSpec {
-            skill,
-            command,
-            cwd,
-            env,
+        let Launch {
+            spec,
             editor_text,
             tty,
-        } = spec;
+        } = launch;
+        let skill = spec.skill.as_str();
+        let command = spec.command.as_str();
+        let cwd = spec.cwd.as_deref();
+        let env = &spec.env;
         if command.trim().is_empty() {
             return Err(WorkspaceError::new(
                 WorkspaceErrorKind::InvalidRequest,
@@ -549,7 +548,7 @@ impl Engine {
         session_id: &str,
         request: &RunRequest,
     ) -> WorkspaceResult<RunResult> {
-        let span = tracing::info_span!("workspace.run", session = session_id, skill = %request.skill, runtime = self.name);
+        let span = tracing::info_span!("workspace.run", session = session_id, skill = %request.spec.skill, runtime = self.name);
         self.run_inner(session_id, request).instrument(span).await
     }
 
@@ -559,7 +558,8 @@ impl Engine {
         request: &RunRequest,
     ) -> WorkspaceResult<RunResult> {
         let (ws, _) = self.workspace(session_id).await?;
-        self.ensure_staged(session_id, &ws, &request.skill).await?;
+        self.ensure_staged(session_id, &ws, &request.spec.skill)
+            .await?;
         self.check_disk(&ws, "run refused").await?;
         // Check the output globs before running anything.
         let mut globs = Vec::new();
@@ -570,30 +570,28 @@ impl Engine {
         {
             globs.push(normalize_output_glob(g)?);
         }
-        let staged_inputs = if request.inputs.is_empty() {
+        let staged_inputs = if request.spec.inputs.is_empty() {
             Vec::new()
         } else {
-            self.stage_inputs_in(&ws, &request.inputs)
+            self.stage_inputs_in(&ws, &request.spec.inputs)
                 .instrument(tracing::info_span!(
                     "workspace.stage.inputs",
-                    count = request.inputs.len()
+                    count = request.spec.inputs.len()
                 ))
                 .await?
         };
         let prepared = self
             .prepare(
                 &ws,
-                CommandSpec {
-                    skill: &request.skill,
-                    command: &request.command,
-                    cwd: request.cwd.as_deref(),
-                    env: &request.env,
+                Launch {
+                    spec: &request.spec,
                     editor_text: request.editor_text.as_deref(),
                     tty: false,
                 },
             )
             .await?;
         let timeout = request
+            .spec
             .timeout
             .map_or(self.cfg.default_timeout, Duration::from_secs)
             .min(self.cfg.max_timeout);

@@ -26,7 +26,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing::Instrument;
 
 use crate::capture::cap_text;
-use crate::engine::{CommandSpec, Engine, Ws, unique_id, watch_disk};
+use crate::engine::{Engine, Launch, Ws, unique_id, watch_disk};
 use crate::kill::{kill_group, sweep};
 use crate::quota::MAX_FINISHED_EXECS;
 
@@ -318,26 +318,23 @@ pub(crate) async fn start(
     session_id: &str,
     request: &ExecRequest,
 ) -> WorkspaceResult<ExecOutput> {
-    let span = tracing::info_span!("workspace.exec", session = session_id, skill = %request.skill, tty = request.tty);
+    let span = tracing::info_span!("workspace.exec", session = session_id, skill = %request.spec.skill, tty = request.tty);
     async {
         let (ws, _) = engine.workspace(session_id).await?;
         engine
-            .ensure_staged(session_id, &ws, &request.skill)
+            .ensure_staged(session_id, &ws, &request.spec.skill)
             .await?;
         engine.check_disk(&ws, "terminal refused").await?;
         prune_finished(&ws);
         let slot = Slot::take(engine, &ws)?;
-        if !request.inputs.is_empty() {
-            engine.stage_inputs_in(&ws, &request.inputs).await?;
+        if !request.spec.inputs.is_empty() {
+            engine.stage_inputs_in(&ws, &request.spec.inputs).await?;
         }
         let prepared = engine
             .prepare(
                 &ws,
-                CommandSpec {
-                    skill: &request.skill,
-                    command: &request.command,
-                    cwd: request.cwd.as_deref(),
-                    env: &request.env,
+                Launch {
+                    spec: &request.spec,
                     editor_text: None,
                     tty: request.tty,
                 },
@@ -351,6 +348,7 @@ pub(crate) async fn start(
             .max_timeout
             .min(engine.cfg.limits.max_exec_lifetime);
         let timeout = request
+            .spec
             .timeout
             .map_or(lifetime, Duration::from_secs)
             .min(lifetime);

@@ -1,14 +1,16 @@
 //! Inputs placed into a workspace before a run: `inputs[]` specs, their
 //! URIs, attachments and what staging them reports.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use crate::paths::{WORKSPACE_SCHEME, normalize_relative};
 
 /// How an input is placed into the workspace.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(transform = plain_enum)]
 #[non_exhaustive]
 pub enum InputMode {
     /// A copy (the default): the command cannot change the original.
@@ -20,16 +22,22 @@ pub enum InputMode {
 }
 
 /// One input to place into the workspace before a run (`inputs[]`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[schemars(description = "A file to place into the workspace")]
 #[non_exhaustive]
 pub struct InputSpec {
     /// Where the input comes from: `artifact://name[@version]`, `host:///abs/path`,
     /// `workspace://rel/path` or `skill://name/rel/path`.
     #[serde(alias = "src")]
+    #[schemars(
+        description = "artifact://name[@version], host:///abs/path, workspace://rel/path or \
+                       skill://name/rel/path"
+    )]
     pub from: String,
     /// Where it goes, relative to the workspace root; by default
     /// `work/inputs/<file name>`.
     #[serde(default, alias = "dst", skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Destination relative to the workspace (default work/inputs/<name>)")]
     pub to: Option<String>,
     /// Copy or link.
     #[serde(default)]
@@ -37,7 +45,30 @@ pub struct InputSpec {
     /// Keep the resolved version for the rest of the session (an
     /// `artifact://name` without a version resolves once, then stays put).
     #[serde(default)]
+    #[schemars(description = "Keep the resolved artifact version for the session")]
     pub pin: bool,
+}
+
+/// The schema of a unit-only enum as the model reads it best: a string
+/// with its values (`{"type": "string", "enum": [...]}`), without the
+/// variants' rustdoc.
+fn plain_enum(schema: &mut schemars::Schema) {
+    let values: Vec<serde_json::Value> = schema
+        .get("oneOf")
+        .and_then(serde_json::Value::as_array)
+        .map(|variants| {
+            variants
+                .iter()
+                .filter_map(|v| v.get("const").or_else(|| v.get("enum")?.get(0)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if !values.is_empty() {
+        schema.remove("oneOf");
+        schema.insert("type".to_owned(), "string".into());
+        schema.insert("enum".to_owned(), values.into());
+    }
 }
 
 impl InputSpec {

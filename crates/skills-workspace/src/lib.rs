@@ -29,7 +29,7 @@
 //! ```
 //! use skills_workspace::{RunRequest, resolve_cwd};
 //! let request = RunRequest::new("csv-insights", "python3 scripts/report.py").cwd("$OUTPUT_DIR");
-//! let cwd = resolve_cwd(request.cwd.as_deref(), &request.skill, "runs/run_1", "/ws/s1");
+//! let cwd = resolve_cwd(request.spec.cwd.as_deref(), &request.spec.skill, "runs/run_1", "/ws/s1");
 //! assert_eq!(cwd.unwrap(), "out");
 //! ```
 
@@ -55,8 +55,8 @@ pub use paths::{
     dedupe_file_name, normalize_output_glob, normalize_relative, resolve_cwd, sanitize_file_name,
 };
 pub use requests::{
-    CleanupReport, ExecOutput, ExecRequest, ExecStatus, RunRequest, RunResult, WorkspaceFile,
-    WriteStdinRequest,
+    CleanupReport, CommandSpec, ExecOutput, ExecRequest, ExecStatus, KillRequest, PollRequest,
+    RunRequest, RunResult, WorkspaceFile, WriteStdinRequest,
 };
 pub use runtime::WorkspaceRuntime;
 pub use session::{MAX_SESSION_ID_CHARS, validate_session_id};

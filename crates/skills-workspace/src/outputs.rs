@@ -1,5 +1,6 @@
 //! The output manifest of a run and the files it collects or saves.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::paths::WORKSPACE_SCHEME;
@@ -13,17 +14,20 @@ pub const DEFAULT_MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
 
 /// The `outputs` manifest of a run: which files to collect and what to do
 /// with them.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct OutputSpec {
     /// Globs relative to the workspace root (`out/**/*.json`, `$OUTPUT_DIR/a.txt`).
     #[serde(default, alias = "Globs")]
+    #[schemars(description = "Globs of files to collect, relative to the workspace")]
     pub globs: Vec<String>,
     /// Inline text contents in the result.
     #[serde(default, alias = "Inline")]
+    #[schemars(description = "Put text file contents in the result")]
     pub inline: bool,
     /// Save the files as artifacts.
     #[serde(default, alias = "Save")]
+    #[schemars(description = "Save the files as artifacts")]
     pub save: bool,
     /// A prefix for artifact names (`reports/` gives `reports/a.txt`).
     #[serde(
@@ -31,9 +35,11 @@ pub struct OutputSpec {
         alias = "NameTemplate",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(description = "Prefix of saved artifact names")]
     pub name_template: Option<String>,
     /// At most this many files ([`DEFAULT_MAX_FILES`]).
     #[serde(default, alias = "MaxFiles", skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "At most this many files")]
     pub max_files: Option<usize>,
     /// At most this many bytes per file ([`DEFAULT_MAX_FILE_BYTES`]); larger
     /// files are cut and marked `truncated`.
@@ -42,6 +48,7 @@ pub struct OutputSpec {
         alias = "MaxFileBytes",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(description = "At most this many bytes per file (longer files are cut)")]
     pub max_file_bytes: Option<u64>,
     /// At most this many bytes in all ([`DEFAULT_MAX_TOTAL_BYTES`]).
     #[serde(
@@ -49,6 +56,7 @@ pub struct OutputSpec {
         alias = "MaxTotalBytes",
         skip_serializing_if = "Option::is_none"
     )]
+    #[schemars(description = "At most this many bytes in all")]
     pub max_total_bytes: Option<u64>,
 }
 

@@ -3,57 +3,47 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::inputs::{InputSpec, StagedInput};
 use crate::outputs::{OutputFile, OutputSpec, SavedArtifact};
 
-/// A `skill_run` request, as the model sends it (trpc field names).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// What to run, in which skill and where: the fields run and exec requests
+/// share (flattened into both, so the JSON the model sends is flat).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
-pub struct RunRequest {
+pub struct CommandSpec {
     /// The skill to run in (staged under `skills/<skill>`).
+    #[schemars(description = "The skill to run in")]
     pub skill: String,
     /// The command, run with `bash -c` (or without a shell under a policy).
+    #[schemars(description = "Shell command, run with bash -c in the skill's folder")]
     pub command: String,
     /// The working folder: relative to the skill root, or starting with
     /// `$WORKSPACE_DIR`, `$SKILLS_DIR`, `$WORK_DIR`, `$OUTPUT_DIR` or `$RUN_DIR`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Working folder: relative to the skill, or starting with $WORKSPACE_DIR, \
+                       $SKILLS_DIR, $WORK_DIR, $OUTPUT_DIR or $RUN_DIR"
+    )]
     pub cwd: Option<String>,
     /// Extra environment variables.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(description = "Extra environment variables")]
     pub env: BTreeMap<String, String>,
-    /// Text written to standard input; standard input is closed when `None`.
+    /// Timeout in seconds; the runtime's default when `None`. An
+    /// interactive session is killed when it runs out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub stdin: Option<String>,
-    /// Text an `$EDITOR` invoked by the command "types": the runtime sets
-    /// `EDITOR`/`VISUAL` to a helper that writes this text into the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub editor_text: Option<String>,
-    /// Timeout in seconds; the runtime's default when `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Seconds before the command is killed")]
     pub timeout: Option<u64>,
-    /// Globs of files to collect (`out/*.txt`, `$OUTPUT_DIR/**`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub output_files: Vec<String>,
-    /// The declarative outputs manifest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outputs: Option<OutputSpec>,
     /// Inputs to stage before running.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(description = "Files to place into the workspace before running")]
     pub inputs: Vec<InputSpec>,
-    /// Save collected files as artifacts.
-    #[serde(default)]
-    pub save_as_artifacts: bool,
-    /// Leave file contents out of the result (refs and sizes only).
-    #[serde(default)]
-    pub omit_inline_content: bool,
-    /// A prefix for the names of saved artifacts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub artifact_prefix: Option<String>,
 }
 
-impl RunRequest {
+impl CommandSpec {
     /// Runs `command` in `skill`.
     pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
         Self {
@@ -62,18 +52,69 @@ impl RunRequest {
             ..Self::default()
         }
     }
+}
+
+/// A `skill_run` request, as the model sends it (trpc field names).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RunRequest {
+    /// The skill, the command, where and how long.
+    #[serde(flatten)]
+    pub spec: CommandSpec,
+    /// Text written to standard input; standard input is closed when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Text for standard input (closed when absent)")]
+    pub stdin: Option<String>,
+    /// Text an `$EDITOR` invoked by the command "types": the runtime sets
+    /// `EDITOR`/`VISUAL` to a helper that writes this text into the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Text an $EDITOR opened by the command writes")]
+    pub editor_text: Option<String>,
+    /// Globs of files to collect (`out/*.txt`, `$OUTPUT_DIR/**`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        description = "Globs of files to collect, relative to the workspace (out/*.txt, \
+                       $OUTPUT_DIR/**)"
+    )]
+    pub output_files: Vec<String>,
+    /// The declarative outputs manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Which files to collect and what to do with them")]
+    pub outputs: Option<OutputSpec>,
+    /// Save collected files as artifacts.
+    #[serde(default)]
+    #[schemars(description = "Persist collected files via the artifact service")]
+    pub save_as_artifacts: bool,
+    /// Leave file contents out of the result (refs and sizes only).
+    #[serde(default)]
+    #[schemars(description = "Leave file contents out (refs and sizes only)")]
+    pub omit_inline_content: bool,
+    /// A prefix for the names of saved artifacts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Prefix of saved artifact names")]
+    pub artifact_prefix: Option<String>,
+}
+
+impl RunRequest {
+    /// Runs `command` in `skill`.
+    pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
+        Self {
+            spec: CommandSpec::new(skill, command),
+            ..Self::default()
+        }
+    }
 
     /// Sets the working folder.
     #[must_use]
     pub fn cwd(mut self, cwd: impl Into<String>) -> Self {
-        self.cwd = Some(cwd.into());
+        self.spec.cwd = Some(cwd.into());
         self
     }
 
     /// Adds an environment variable.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        self.spec.env.insert(key.into(), value.into());
         self
     }
 
@@ -94,7 +135,7 @@ impl RunRequest {
     /// Sets the timeout in seconds.
     #[must_use]
     pub fn timeout_secs(mut self, secs: u64) -> Self {
-        self.timeout = Some(secs);
+        self.spec.timeout = Some(secs);
         self
     }
 
@@ -115,7 +156,7 @@ impl RunRequest {
     /// Adds an input.
     #[must_use]
     pub fn input(mut self, input: InputSpec) -> Self {
-        self.inputs.push(input);
+        self.spec.inputs.push(input);
         self
     }
 
@@ -184,31 +225,20 @@ impl RunResult {
 }
 
 /// A `skill_exec` request: start an interactive command.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct ExecRequest {
-    /// The skill to run in.
-    pub skill: String,
-    /// The command, run with `bash -c`.
-    pub command: String,
-    /// The working folder (same rules as [`RunRequest::cwd`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// Extra environment variables.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub env: BTreeMap<String, String>,
+    /// The skill, the command, where and how long.
+    #[serde(flatten)]
+    pub spec: CommandSpec,
     /// Run on a terminal (a PTY) rather than pipes; default `true`.
     #[serde(default = "default_true")]
+    #[schemars(description = "Run on a terminal (default true)")]
     pub tty: bool,
-    /// Seconds before the session is killed; the runtime's default when `None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timeout: Option<u64>,
     /// How long to wait for first output before answering, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "How long to wait for first output")]
     pub yield_ms: Option<u64>,
-    /// Inputs to stage before starting.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub inputs: Vec<InputSpec>,
 }
 
 fn default_true() -> bool {
@@ -219,24 +249,30 @@ impl ExecRequest {
     /// Starts `command` in `skill` on a terminal.
     pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
         Self {
-            skill: skill.into(),
-            command: command.into(),
+            spec: CommandSpec::new(skill, command),
             tty: true,
-            ..Self::default()
+            yield_ms: None,
         }
     }
 
     /// Sets the working folder.
     #[must_use]
     pub fn cwd(mut self, cwd: impl Into<String>) -> Self {
-        self.cwd = Some(cwd.into());
+        self.spec.cwd = Some(cwd.into());
         self
     }
 
     /// Adds an environment variable.
     #[must_use]
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.env.insert(key.into(), value.into());
+        self.spec.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// Adds an input.
+    #[must_use]
+    pub fn input(mut self, input: InputSpec) -> Self {
+        self.spec.inputs.push(input);
         self
     }
 
@@ -250,7 +286,7 @@ impl ExecRequest {
     /// Sets the timeout in seconds.
     #[must_use]
     pub fn timeout_secs(mut self, secs: u64) -> Self {
-        self.timeout = Some(secs);
+        self.spec.timeout = Some(secs);
         self
     }
 
@@ -263,20 +299,43 @@ impl ExecRequest {
 }
 
 /// A `skill_write_stdin` request.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
 pub struct WriteStdinRequest {
     /// The exec session.
     pub session_id: String,
     /// Text to type.
     #[serde(default)]
+    #[schemars(description = "Text to type")]
     pub chars: String,
     /// Press Enter after the text.
     #[serde(default)]
+    #[schemars(description = "Press Enter after the text")]
     pub submit: bool,
     /// How long to wait for output afterwards, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "How long to wait for output, in milliseconds")]
     pub yield_ms: Option<u64>,
+}
+
+/// A `skill_poll_session` request: the new output of an exec session.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct PollRequest {
+    /// The exec session.
+    pub session_id: String,
+    /// How long to wait for some output, in milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "How long to wait for output, in milliseconds")]
+    pub yield_ms: Option<u64>,
+}
+
+/// A `skill_kill_session` request: end an exec session.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct KillRequest {
+    /// The exec session.
+    pub session_id: String,
 }
 
 impl WriteStdinRequest {
@@ -440,8 +499,8 @@ mod tests {
                "outputs":{"globs":["$OUTPUT_DIR/*"],"MaxFiles":3,"inline":true},"omit_inline_content":true}"#,
         )
         .unwrap();
-        assert_eq!(req.timeout, Some(5));
-        assert_eq!(req.inputs[0].to.as_deref(), Some("work/inputs/a"));
+        assert_eq!(req.spec.timeout, Some(5));
+        assert_eq!(req.spec.inputs[0].to.as_deref(), Some("work/inputs/a"));
         assert_eq!(req.outputs.as_ref().unwrap().max_files, Some(3));
         let file = OutputFile::new("out/a.txt", "text/plain", 2);
         let json = serde_json::to_value(&file).unwrap();

@@ -1,113 +1,102 @@
-//! JSON Schemas of the tool arguments a model sends, matching the serde field
-//! names of [`RunRequest`](crate::RunRequest), [`ExecRequest`](crate::ExecRequest)
-//! and [`WriteStdinRequest`](crate::WriteStdinRequest), for a
-//! `skill_run` / `skill_exec` tool built on an `Arc<dyn WorkspaceRuntime>`.
+//! JSON Schemas of the tool arguments a model sends, derived with schemars
+//! from [`RunRequest`](crate::RunRequest), [`ExecRequest`](crate::ExecRequest),
+//! [`WriteStdinRequest`](crate::WriteStdinRequest),
+//! [`PollRequest`](crate::PollRequest) and [`KillRequest`](crate::KillRequest)
+//! (so a field added to a request is in its schema), for a `skill_run` /
+//! `skill_exec` tool built on an `Arc<dyn WorkspaceRuntime>`.
+//!
+//! The derived schema is tidied for the model, which pays for every byte on
+//! every request: nested types are inlined (no `$defs`), optional fields are
+//! plain types (a missing `required` entry already says "optional"), and
+//! `format`, `default`, `title` and `$schema` are left out. The field
+//! descriptions are the `#[schemars(description)]` texts on the request
+//! types, written for the model; their rustdoc is for developers.
 
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde_json::{Map, Value};
 
-fn input_spec() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "from": {"type": "string", "description": "artifact://name[@version], host:///abs/path, workspace://rel/path or skill://name/rel/path"},
-            "to": {"type": "string", "description": "Destination relative to the workspace (default work/inputs/<name>)"},
-            "mode": {"type": "string", "enum": ["copy", "link"]},
-            "pin": {"type": "boolean", "description": "Keep the resolved artifact version for the session"}
-        },
-        "required": ["from"]
-    })
-}
+use crate::requests::{ExecRequest, KillRequest, PollRequest, RunRequest, WriteStdinRequest};
 
-fn env() -> Value {
-    json!({"type": "object", "additionalProperties": {"type": "string"}, "description": "Extra environment variables"})
-}
-
-/// The arguments of `skill_run` ([`RunRequest`](crate::RunRequest)).
+/// The arguments of `skill_run` ([`RunRequest`]).
 pub fn run_request() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "skill": {"type": "string", "description": "The skill to run in"},
-            "command": {"type": "string", "description": "Shell command, run with bash -c in the skill's folder"},
-            "cwd": {"type": "string", "description": "Working folder: relative to the skill, or starting with $WORKSPACE_DIR, $SKILLS_DIR, $WORK_DIR, $OUTPUT_DIR or $RUN_DIR"},
-            "env": env(),
-            "stdin": {"type": "string", "description": "Text for standard input (closed when absent)"},
-            "editor_text": {"type": "string", "description": "Text an $EDITOR opened by the command writes"},
-            "timeout": {"type": "integer", "minimum": 0, "description": "Seconds"},
-            "output_files": {"type": "array", "items": {"type": "string"}, "description": "Globs of files to collect, relative to the workspace (out/*.txt, $OUTPUT_DIR/**)"},
-            "outputs": {
-                "type": "object",
-                "properties": {
-                    "globs": {"type": "array", "items": {"type": "string"}},
-                    "inline": {"type": "boolean"},
-                    "save": {"type": "boolean"},
-                    "name_template": {"type": "string"},
-                    "max_files": {"type": "integer", "minimum": 0},
-                    "max_file_bytes": {"type": "integer", "minimum": 0},
-                    "max_total_bytes": {"type": "integer", "minimum": 0}
-                }
-            },
-            "inputs": {"type": "array", "items": input_spec()},
-            "save_as_artifacts": {"type": "boolean", "description": "Persist collected files via the artifact service"},
-            "omit_inline_content": {"type": "boolean", "description": "Leave file contents out (refs and sizes only)"},
-            "artifact_prefix": {"type": "string", "description": "Prefix of saved artifact names"}
-        },
-        "required": ["skill", "command"]
-    })
+    schema_for::<RunRequest>()
 }
 
-/// The arguments of `skill_exec` ([`ExecRequest`](crate::ExecRequest)).
+/// The arguments of `skill_exec` ([`ExecRequest`]).
 pub fn exec_request() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "skill": {"type": "string"},
-            "command": {"type": "string", "description": "Shell command, run with bash -c"},
-            "cwd": {"type": "string"},
-            "env": env(),
-            "tty": {"type": "boolean", "description": "Run on a terminal (default true)"},
-            "timeout": {"type": "integer", "minimum": 0, "description": "Seconds before the session is killed"},
-            "yield_ms": {"type": "integer", "minimum": 0, "description": "How long to wait for first output"},
-            "inputs": {"type": "array", "items": input_spec()}
-        },
-        "required": ["skill", "command"]
-    })
+    schema_for::<ExecRequest>()
 }
 
-/// The arguments of `skill_write_stdin`
-/// ([`WriteStdinRequest`](crate::WriteStdinRequest)).
+/// The arguments of `skill_write_stdin` ([`WriteStdinRequest`]).
 pub fn write_stdin_request() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string"},
-            "chars": {"type": "string", "description": "Text to type"},
-            "submit": {"type": "boolean", "description": "Press Enter after the text"},
-            "yield_ms": {"type": "integer", "minimum": 0}
-        },
-        "required": ["session_id"]
-    })
+    schema_for::<WriteStdinRequest>()
 }
 
-/// The arguments of `skill_poll_session`.
+/// The arguments of `skill_poll_session` ([`PollRequest`]).
 pub fn poll_request() -> Value {
-    json!({
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string"},
-            "yield_ms": {"type": "integer", "minimum": 0}
-        },
-        "required": ["session_id"]
-    })
+    schema_for::<PollRequest>()
 }
 
-/// The arguments of `skill_kill_session`.
+/// The arguments of `skill_kill_session` ([`KillRequest`]).
 pub fn kill_request() -> Value {
-    json!({
-        "type": "object",
-        "properties": {"session_id": {"type": "string"}},
-        "required": ["session_id"]
-    })
+    schema_for::<KillRequest>()
+}
+
+/// The tidied schema of `T` (see the module docs).
+fn schema_for<T: JsonSchema>() -> Value {
+    let mut settings = schemars::generate::SchemaSettings::draft2020_12();
+    settings.inline_subschemas = true;
+    let mut value = settings
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value();
+    if let Value::Object(map) = &mut value {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("description");
+        tidy(map);
+    }
+    value
+}
+
+/// Removes what the model does not need from one schema object and its
+/// subschemas.
+fn tidy(map: &mut Map<String, Value>) {
+    map.remove("format");
+    map.remove("default");
+    // `["integer", "null"]` (an `Option`) becomes `"integer"`.
+    if let Some(Value::Array(types)) = map.get("type") {
+        let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if let [only] = kept.as_slice() {
+            let only = (*only).clone();
+            map.insert("type".to_owned(), only);
+        }
+    }
+    // An optional enum comes as `anyOf: [{the enum}, {"type": "null"}]`.
+    if let Some(Value::Array(any_of)) = map.get("anyOf") {
+        let kept: Vec<&Value> = any_of
+            .iter()
+            .filter(|s| s.get("type") != Some(&Value::from("null")))
+            .collect();
+        if let [Value::Object(only)] = kept.as_slice() {
+            let only = only.clone();
+            map.remove("anyOf");
+            map.extend(only);
+        }
+    }
+    for key in ["properties", "items", "additionalProperties"] {
+        match map.get_mut(key) {
+            Some(Value::Object(inner)) if key == "properties" => {
+                for property in inner.values_mut() {
+                    if let Value::Object(p) = property {
+                        tidy(p);
+                    }
+                }
+            }
+            Some(Value::Object(inner)) => tidy(inner),
+            _ => {}
+        }
+    }
 }
 
 #[cfg(test)]

@@ -51,14 +51,14 @@ impl WorkspaceRuntime for TestRuntime {
         Ok(Vec::new())
     }
     async fn run(&self, _: &str, request: &RunRequest) -> WorkspaceResult<RunResult> {
-        if request.command == "fail" {
+        if request.spec.command == "fail" {
             return Err(WorkspaceError::new(
                 WorkspaceErrorKind::Spawn,
                 "exit status 1",
             ));
         }
         let mut result = RunResult::default();
-        result.stdout = format!("ran {}", request.command);
+        result.stdout = format!("ran {}", request.spec.command);
         result.exit_code = Some(0);
         Ok(result)
     }
