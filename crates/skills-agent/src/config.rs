@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use skills_core::{Catalog, EstimateTokens, RenderOptions, SkillProvider, TokenCounter};
-use skills_workspace::WorkspaceRuntime;
+use skills_workspace::{SessionId, WorkspaceRuntime};
 
 use crate::request::CacheStrategy;
 use crate::run_tools::{RunContext, RunTools};
@@ -563,7 +563,7 @@ impl Agent {
     /// server) calls this; a [`Session`](crate::Session) dispatches its own.
     pub async fn call_run_tool(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         tool: &str,
         arguments: &Value,
     ) -> Option<Result<String, ToolError>> {

@@ -18,8 +18,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use skills_core::SkillProvider;
 use skills_workspace::{
-    ExecRequest, KillRequest, PollRequest, RunRequest, WorkspaceError, WorkspaceErrorKind,
-    WorkspaceRuntime, WriteStdinRequest,
+    ExecRequest, KillRequest, PollRequest, RunRequest, SessionId, WorkspaceError,
+    WorkspaceErrorKind, WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::library::MAX_NAME_LEN;
@@ -50,7 +50,7 @@ impl fmt::Debug for RunTools {
 /// where to stage from, the load tool's name for messages.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunContext<'a> {
-    pub(crate) session_id: &'a str,
+    pub(crate) session_id: &'a SessionId,
     pub(crate) loaded: &'a BTreeSet<String>,
     pub(crate) provider: &'a Arc<dyn SkillProvider>,
     pub(crate) load_tool: &'a str,

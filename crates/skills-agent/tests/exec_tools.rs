@@ -93,6 +93,7 @@ async fn bad_run_arguments_are_a_tool_error() {
             pollster::block_on(agent.start_session())
                 .expect("s")
                 .id()
+                .as_str()
                 .to_owned()
         })
         .collect();

@@ -835,7 +835,7 @@ async fn a_stored_run_saves_every_step_and_stores_the_fork_with_its_fork_point()
     let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
     let agent = agent();
     let mut session = agent.start_session().await.expect("session");
-    session.set_id("chat-1");
+    session.set_id("chat-1".parse().expect("a valid id"));
     let mut writer = SessionWriter::create(Arc::clone(&store), &session, None)
         .await
         .expect("create");
@@ -955,7 +955,7 @@ async fn a_stored_run_stops_on_a_conflict() {
     let store: Arc<dyn SessionStore> = Arc::new(MemoryStore::new());
     let agent = agent();
     let mut session = agent.start_session().await.expect("session");
-    session.set_id("chat-2");
+    session.set_id("chat-2".parse().expect("a valid id"));
     let mut writer = SessionWriter::create(Arc::clone(&store), &session, None)
         .await
         .expect("create");

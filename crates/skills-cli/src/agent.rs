@@ -30,7 +30,7 @@ use skills_agent::{
 use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
-use skills_workspace::WorkspaceRuntime;
+use skills_workspace::{SessionId, WorkspaceRuntime};
 
 use crate::failure::Failure;
 use crate::text;
@@ -431,7 +431,7 @@ async fn start_stored(
     id: &str,
 ) -> Result<(Session, SessionWriter), Failure> {
     let mut session = agent.start_session().await?;
-    session.set_id(id);
+    session.set_id(SessionId::new(id).map_err(|err| Failure::usage(err.message()))?);
     let writer = SessionWriter::create(store, &session, None).await?;
     Ok((session, writer))
 }

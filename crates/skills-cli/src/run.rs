@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
-use skills_workspace::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
+use skills_workspace::{RunRequest, RunResult, SessionId, SkillSource, WorkspaceRuntime};
 
 /// What `skills run` was asked to do.
 #[derive(Debug)]
@@ -56,7 +56,7 @@ pub(crate) fn run(
         .build()
         .map_err(|e| fail(&e))?;
     let root = skills_exec::private_root("skills-run");
-    let session = "cli";
+    let session = &SessionId::generate("cli");
     let result = runtime.block_on(async {
         let skill = provider.get(&args.name).await.map_err(|e| fail(&e))?;
         let source = SkillSource::from_skill_location(&skill).ok_or_else(|| {

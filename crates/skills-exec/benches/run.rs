@@ -11,7 +11,7 @@ use std::process::Stdio;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use skills_exec::{CommandPolicy, LocalRuntime, RunLimits, SandboxOptions, SandboxRuntime};
-use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
+use skills_workspace::{RunRequest, SessionId, SkillSource, WorkspaceRuntime};
 
 fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
     let s = dir.join(name);
@@ -34,6 +34,7 @@ fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
 }
 
 fn bench(c: &mut Criterion) {
+    let session: SessionId = "b".parse().unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -44,7 +45,7 @@ fn bench(c: &mut Criterion) {
         .build()
         .unwrap();
     let small = skill(dir.path(), "small", false);
-    rt.block_on(local.stage_skill("b", &small)).unwrap();
+    rt.block_on(local.stage_skill(&session, &small)).unwrap();
     let req = RunRequest::new("small", "true");
 
     let mut g = c.benchmark_group("run_true");
@@ -77,7 +78,7 @@ fn bench(c: &mut Criterion) {
     }
     g.bench_function("local runtime", |b| {
         b.to_async(&rt).iter(|| async {
-            let r = local.run("b", &req).await.unwrap();
+            let r = local.run(&session, &req).await.unwrap();
             assert_eq!(r.exit_code, Some(0));
         })
     });
@@ -88,10 +89,11 @@ fn bench(c: &mut Criterion) {
         .limits(RunLimits::unlimited())
         .build()
         .unwrap();
-    rt.block_on(unlimited.stage_skill("b", &small)).unwrap();
+    rt.block_on(unlimited.stage_skill(&session, &small))
+        .unwrap();
     g.bench_function("local runtime, no limits", |b| {
         b.to_async(&rt).iter(|| async {
-            let r = unlimited.run("b", &req).await.unwrap();
+            let r = unlimited.run(&session, &req).await.unwrap();
             assert_eq!(r.exit_code, Some(0));
         })
     });
@@ -109,10 +111,10 @@ fn bench(c: &mut Criterion) {
             .build_sandbox()
         {
             Ok(sandbox) => {
-                rt.block_on(sandbox.stage_skill("b", &small)).unwrap();
+                rt.block_on(sandbox.stage_skill(&session, &small)).unwrap();
                 g.bench_function(name, |b| {
                     b.to_async(&rt).iter(|| async {
-                        let r = sandbox.run("b", &req).await.unwrap();
+                        let r = sandbox.run(&session, &req).await.unwrap();
                         assert_eq!(r.exit_code, Some(0), "{r:?}");
                     })
                 });
@@ -123,10 +125,10 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     let big = skill(dir.path(), "big", true);
-    rt.block_on(local.stage_skill("b", &big)).unwrap();
+    rt.block_on(local.stage_skill(&session, &big)).unwrap();
     c.bench_function("restage unchanged 10 MB skill", |b| {
         b.to_async(&rt).iter(|| async {
-            let s = local.stage_skill("b", &big).await.unwrap();
+            let s = local.stage_skill(&session, &big).await.unwrap();
             assert!(!s.copied);
         })
     });

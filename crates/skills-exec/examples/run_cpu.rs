@@ -13,7 +13,7 @@ use std::process::Stdio;
 use std::time::Instant;
 
 use skills_exec::{CommandPolicy, LocalRuntime, RunLimits};
-use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
+use skills_workspace::{RunRequest, SessionId, SkillSource, WorkspaceRuntime};
 
 /// User and system CPU of this process and its waited-for children, in
 /// seconds (fields 14 to 17 of `/proc/self/stat`, in clock ticks of
@@ -52,13 +52,14 @@ fn main() {
     )
     .unwrap();
     let skill = SkillSource::folder("small", folder.display().to_string());
+    let session: SessionId = "b".parse().unwrap();
     let runtime = |name: &str, limits: RunLimits| {
         let r = LocalRuntime::builder(dir.path().join(name))
             .policy(CommandPolicy::unrestricted())
             .limits(limits)
             .build()
             .unwrap();
-        rt.block_on(r.stage_skill("b", &skill)).unwrap();
+        rt.block_on(r.stage_skill(&session, &skill)).unwrap();
         r
     };
     let limited = runtime("limited", RunLimits::new());
@@ -91,11 +92,11 @@ fn main() {
                             assert!(out.status.success());
                         }
                         1 => {
-                            let r = limited.run("b", &request).await.unwrap();
+                            let r = limited.run(&session, &request).await.unwrap();
                             assert_eq!(r.exit_code, Some(0), "{r:?}");
                         }
                         _ => {
-                            let r = unlimited.run("b", &request).await.unwrap();
+                            let r = unlimited.run(&session, &request).await.unwrap();
                             assert_eq!(r.exit_code, Some(0), "{r:?}");
                         }
                     }

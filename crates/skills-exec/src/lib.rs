@@ -40,13 +40,14 @@
 //!   interactive sessions and their lifetime.
 //!
 //! ```no_run
-//! use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
+//! use skills_workspace::{RunRequest, SessionId, SkillSource, WorkspaceRuntime};
 //! use skills_exec::LocalRuntime;
 //! # async fn demo() -> Result<(), skills_workspace::WorkspaceError> {
 //! let runtime = LocalRuntime::builder("/tmp/skills-workspaces").build()?;
-//! runtime.stage_skill("session-1", &SkillSource::folder("csv-insights", "examples/skills/csv-insights")).await?;
+//! let session: SessionId = "session-1".parse()?;
+//! runtime.stage_skill(&session, &SkillSource::folder("csv-insights", "examples/skills/csv-insights")).await?;
 //! let result = runtime
-//!     .run("session-1", &RunRequest::new("csv-insights", "echo hi > $OUTPUT_DIR/hi.txt").output_file("out/*.txt"))
+//!     .run(&session, &RunRequest::new("csv-insights", "echo hi > $OUTPUT_DIR/hi.txt").output_file("out/*.txt"))
 //!     .await?;
 //! assert_eq!(result.output_files[0].name, "out/hi.txt");
 //! # Ok(()) }

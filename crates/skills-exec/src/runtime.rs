@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use skills_core::SkillProvider;
 use skills_workspace::{
     Attachment, CleanupReport, ExecOutput, ExecRequest, InputSpec, RunRequest, RunResult,
-    SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile, WorkspaceInfo,
+    SessionId, SkillSource, StagedInput, StagedSkill, WorkspaceError, WorkspaceFile, WorkspaceInfo,
     WorkspaceResult, WorkspaceRuntime, WriteStdinRequest,
 };
 
@@ -269,90 +269,99 @@ macro_rules! delegate_runtime {
                 self.engine.name
             }
 
-            async fn create_workspace(&self, session_id: &str) -> WorkspaceResult<WorkspaceInfo> {
-                self.engine.create_workspace(session_id).await
+            async fn create_workspace(
+                &self,
+                session_id: &SessionId,
+            ) -> WorkspaceResult<WorkspaceInfo> {
+                self.engine.create_workspace(session_id.as_str()).await
             }
 
             async fn stage_skill(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 skill: &SkillSource,
             ) -> WorkspaceResult<StagedSkill> {
-                self.engine.stage_skill(session_id, skill).await
+                self.engine.stage_skill(session_id.as_str(), skill).await
             }
 
             async fn stage_inputs(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 inputs: &[InputSpec],
             ) -> WorkspaceResult<Vec<StagedInput>> {
-                self.engine.stage_inputs(session_id, inputs).await
+                self.engine.stage_inputs(session_id.as_str(), inputs).await
             }
 
             async fn stage_attachments(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 attachments: &[Attachment],
             ) -> WorkspaceResult<Vec<StagedInput>> {
-                self.engine.stage_attachments(session_id, attachments).await
+                self.engine
+                    .stage_attachments(session_id.as_str(), attachments)
+                    .await
             }
 
             async fn run(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 request: &RunRequest,
             ) -> WorkspaceResult<RunResult> {
-                self.engine.run(session_id, request).await
+                self.engine.run(session_id.as_str(), request).await
             }
 
             async fn read_file(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 path: &str,
                 max_bytes: u64,
             ) -> WorkspaceResult<WorkspaceFile> {
-                self.engine.read_file(session_id, path, max_bytes).await
+                self.engine
+                    .read_file(session_id.as_str(), path, max_bytes)
+                    .await
             }
 
             async fn start_exec(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 request: &ExecRequest,
             ) -> WorkspaceResult<ExecOutput> {
-                crate::exec::start(&self.engine, session_id, request).await
+                crate::exec::start(&self.engine, session_id.as_str(), request).await
             }
 
             async fn write_stdin(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 request: &WriteStdinRequest,
             ) -> WorkspaceResult<ExecOutput> {
-                let session = self.engine.exec_session(session_id, &request.session_id)?;
+                let session = self
+                    .engine
+                    .exec_session(session_id.as_str(), &request.session_id)?;
                 session.write(request).await
             }
 
             async fn poll_exec(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 exec_id: &str,
                 yield_ms: Option<u64>,
             ) -> WorkspaceResult<ExecOutput> {
-                let session = self.engine.exec_session(session_id, exec_id)?;
+                let session = self.engine.exec_session(session_id.as_str(), exec_id)?;
                 Ok(session.poll(yield_ms).await)
             }
 
             async fn kill_exec(
                 &self,
-                session_id: &str,
+                session_id: &SessionId,
                 exec_id: &str,
             ) -> WorkspaceResult<ExecOutput> {
-                let session = self.engine.exec_session(session_id, exec_id)?;
+                let session = self.engine.exec_session(session_id.as_str(), exec_id)?;
                 let _ = session.kill().await;
                 Ok(session.poll(Some(0)).await)
             }
 
-            async fn cleanup(&self, session_id: &str) -> WorkspaceResult<CleanupReport> {
-                self.engine.cleanup(session_id).await
+            async fn cleanup(&self, session_id: &SessionId) -> WorkspaceResult<CleanupReport> {
+                self.engine.cleanup(session_id.as_str()).await
             }
         }
     };

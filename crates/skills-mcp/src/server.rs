@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+
 use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use skills_agent::{Agent, Library, Profile, Surface};
 use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider};
-use skills_workspace::WorkspaceRuntime;
+use skills_workspace::{SessionId, WorkspaceRuntime};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -223,18 +223,17 @@ impl Drop for Shared {
 /// One client connection: its workspace id, and a token that stops its
 /// notification task when the connection's handler goes away.
 struct Connection {
-    id: String,
+    id: SessionId,
     closed: CancellationToken,
     runtime: Option<Arc<dyn WorkspaceRuntime>>,
 }
 
-static CONNECTIONS: AtomicU64 = AtomicU64::new(0);
-
 impl Connection {
     fn new(runtime: Option<Arc<dyn WorkspaceRuntime>>) -> Self {
-        let n = CONNECTIONS.fetch_add(1, Ordering::Relaxed);
         Self {
-            id: format!("mcp-{}-{n}", std::process::id()),
+            // `mcp-PID-N`: unique in the process, and across servers on
+            // one machine sharing a runtime root.
+            id: SessionId::generate(&format!("mcp-{}", std::process::id())),
             closed: CancellationToken::new(),
             runtime,
         }
@@ -248,7 +247,7 @@ impl Drop for Connection {
         if let Some(runtime) = self.runtime.take()
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
-            let id = std::mem::take(&mut self.id);
+            let id = self.id.clone();
             handle.spawn(async move {
                 let _ = runtime.cleanup(&id).await;
             });

@@ -178,7 +178,7 @@ fn resume(c: &mut Criterion) {
         let id = fresh_id("resume");
         rt.block_on(async {
             let mut session = agent.start_session().await.expect("a session");
-            session.set_id(&id);
+            session.set_id(id.parse().expect("a valid id"));
             for n in 0..RESUME_MESSAGES / 2 {
                 session
                     .push_user(format!("question {n}: {}", "words ".repeat(40)))

@@ -180,7 +180,7 @@ fn agent() -> Agent {
 pub(crate) async fn resume(fixture: &Fixture) {
     let agent = agent();
     let mut session = agent.start_session().await.unwrap();
-    session.set_id("resumed-1");
+    session.set_id("resumed-1".parse().expect("a valid id"));
     session.push_user("please fill the form").await.unwrap();
     let mut writer = SessionWriter::create(Arc::clone(&fixture.store), &session, None)
         .await
@@ -221,7 +221,7 @@ pub(crate) async fn resume(fixture: &Fixture) {
 
     // A sub-agent forked now: its log points at the parent's current end.
     let mut sub = agent.start_session().await.unwrap();
-    sub.set_id("resumed-1.fork");
+    sub.set_id("resumed-1.fork".parse().expect("a valid id"));
     let point = writer2.fork_point();
     let sub_writer = SessionWriter::create(Arc::clone(&store), &sub, Some(point.clone()))
         .await

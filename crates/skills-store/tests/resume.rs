@@ -69,7 +69,7 @@ async fn first_life(path: &Path) -> ModelRequest {
     let store: Arc<dyn SessionStore> = Arc::new(SqliteStore::open(path).await.unwrap());
     let agent = agent(false);
     let mut session = agent.start_session().await.unwrap();
-    session.set_id("restart-1");
+    session.set_id("restart-1".parse().expect("a valid id"));
     let mut writer = SessionWriter::create(Arc::clone(&store), &session, None)
         .await
         .unwrap();

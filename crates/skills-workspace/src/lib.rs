@@ -59,5 +59,5 @@ pub use requests::{
     RunRequest, RunResult, WorkspaceFile, WriteStdinRequest,
 };
 pub use runtime::WorkspaceRuntime;
-pub use session::{MAX_SESSION_ID_CHARS, validate_session_id};
+pub use session::{MAX_SESSION_ID_CHARS, SessionId, validate_session_id};
 pub use staging::{MAX_IN_MEMORY_SKILL_BYTES, SkillFile, SkillSource, StagedSkill, WorkspaceInfo};

@@ -10,14 +10,15 @@ use crate::inputs::{Attachment, InputSpec, StagedInput};
 use crate::requests::{
     CleanupReport, ExecOutput, ExecRequest, RunRequest, RunResult, WorkspaceFile, WriteStdinRequest,
 };
+use crate::session::SessionId;
 use crate::staging::{SkillSource, StagedSkill, WorkspaceInfo};
 
 /// A runtime that gives each session a workspace, stages skills into it and
 /// runs their commands.
 ///
 /// # Contract
-/// * Every method takes the agent session's id (checked with
-///   [`validate_session_id`](crate::validate_session_id)); a session has at most one workspace, created on
+/// * Every method takes the agent session's id, a [`SessionId`] (checked
+///   by its constructor); a session has at most one workspace, created on
 ///   first use by any method or explicitly by
 ///   [`create_workspace`](WorkspaceRuntime::create_workspace). Sessions are
 ///   independent: nothing one session does is visible in another's workspace,
@@ -56,12 +57,12 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     fn name(&self) -> &str;
 
     /// Creates the session's workspace, or reports the existing one.
-    async fn create_workspace(&self, session_id: &str) -> WorkspaceResult<WorkspaceInfo>;
+    async fn create_workspace(&self, session_id: &SessionId) -> WorkspaceResult<WorkspaceInfo>;
 
     /// Stages a skill into `skills/<name>`, copying only when its content changed.
     async fn stage_skill(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         skill: &SkillSource,
     ) -> WorkspaceResult<StagedSkill>;
 
@@ -70,7 +71,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// provider, such as an agent, stages a skill before running it.
     async fn stage_from(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         provider: &dyn SkillProvider,
         name: &str,
     ) -> WorkspaceResult<StagedSkill> {
@@ -82,7 +83,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// for [`RunRequest::inputs`]).
     async fn stage_inputs(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         inputs: &[InputSpec],
     ) -> WorkspaceResult<Vec<StagedInput>>;
 
@@ -90,18 +91,19 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// sanitized, de-duplicated names (see [`sanitize_file_name`](crate::sanitize_file_name)).
     async fn stage_attachments(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         attachments: &[Attachment],
     ) -> WorkspaceResult<Vec<StagedInput>>;
 
     /// Runs a command to completion and collects its outputs.
-    async fn run(&self, session_id: &str, request: &RunRequest) -> WorkspaceResult<RunResult>;
+    async fn run(&self, session_id: &SessionId, request: &RunRequest)
+    -> WorkspaceResult<RunResult>;
 
     /// Reads a workspace file (`out/a.txt` or `workspace://out/a.txt`), at most
     /// `max_bytes` of it, beneath the workspace root only.
     async fn read_file(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         path: &str,
         max_bytes: u64,
     ) -> WorkspaceResult<WorkspaceFile>;
@@ -109,7 +111,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// Starts an interactive command and answers with its first output.
     async fn start_exec(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         request: &ExecRequest,
     ) -> WorkspaceResult<ExecOutput> {
         let _ = (session_id, request);
@@ -119,7 +121,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// Types into an exec session and answers with what it printed.
     async fn write_stdin(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         request: &WriteStdinRequest,
     ) -> WorkspaceResult<ExecOutput> {
         let _ = (session_id, request);
@@ -130,7 +132,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     /// for some.
     async fn poll_exec(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         exec_id: &str,
         yield_ms: Option<u64>,
     ) -> WorkspaceResult<ExecOutput> {
@@ -139,13 +141,17 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     }
 
     /// Kills an exec session and its whole process tree.
-    async fn kill_exec(&self, session_id: &str, exec_id: &str) -> WorkspaceResult<ExecOutput> {
+    async fn kill_exec(
+        &self,
+        session_id: &SessionId,
+        exec_id: &str,
+    ) -> WorkspaceResult<ExecOutput> {
         let _ = (session_id, exec_id);
         Err(unsupported(self.name(), "interactive sessions"))
     }
 
     /// Kills the session's exec sessions and removes its workspace.
-    async fn cleanup(&self, session_id: &str) -> WorkspaceResult<CleanupReport>;
+    async fn cleanup(&self, session_id: &SessionId) -> WorkspaceResult<CleanupReport>;
 }
 
 fn unsupported(runtime: &str, what: &str) -> WorkspaceError {

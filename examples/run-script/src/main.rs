@@ -21,7 +21,7 @@ use std::sync::Arc;
 use skills_core::SkillProvider;
 use skills_exec::{LocalRuntime, SandboxRuntime};
 use skills_fs::{FsOptions, FsProvider};
-use skills_workspace::{RunRequest, SkillSource, WorkspaceRuntime};
+use skills_workspace::{RunRequest, SessionId, SkillSource, WorkspaceRuntime};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -83,7 +83,7 @@ async fn run(dir: &str, local: bool) -> Result<ExitCode, Error> {
         // namespaces are off; `--local` runs without the sandbox.
         Arc::new(SandboxRuntime::builder(&root).build_sandbox()?)
     };
-    let session = "example";
+    let session: &SessionId = &"example".parse()?;
     let result = async {
         runtime.stage_skill(session, &source).await?;
         let request = RunRequest::new(SKILL, COMMAND)

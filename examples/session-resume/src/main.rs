@@ -65,7 +65,7 @@ async fn run(url: &str, message: &str) -> Result<(), Error> {
         }
         Err(err) if err.kind() == StoreErrorKind::NotFound => {
             let mut session = agent.start_session().await?;
-            session.set_id(SESSION);
+            session.set_id(SESSION.parse()?);
             let writer = SessionWriter::create(Arc::clone(&store), &session, None).await?;
             (session, writer)
         }

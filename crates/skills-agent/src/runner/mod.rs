@@ -23,6 +23,7 @@ use futures_util::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 use skills_core::ContextMode;
+use skills_workspace::SessionId;
 use tracing::Instrument as _;
 
 use crate::message::{Message, Role, ToolCall};
@@ -556,13 +557,16 @@ async fn save(session: &Session, writer: &mut Option<&mut SessionWriter>) -> Res
 /// The stored id of a sub-agent forked from `parent` when its log had `seq`
 /// events: `{parent}.fork{seq}.{skill}`, the parent's part shortened when the
 /// whole would pass [`MAX_SESSION_ID_LEN`] (ids are ASCII).
-fn fork_session_id(parent: &str, seq: u64, skill: &str) -> String {
+fn fork_session_id(parent: &SessionId, seq: u64, skill: &str) -> SessionId {
+    let parent = parent.as_str();
     let suffix = format!(".fork{seq}.{skill}");
     let room = MAX_SESSION_ID_LEN.saturating_sub(suffix.len());
     let parent = parent.get(..room.min(parent.len())).unwrap_or(parent);
     let mut id = format!("{parent}{suffix}");
     id.truncate(MAX_SESSION_ID_LEN);
-    id
+    // A skill name is letters, digits and hyphens, so the id is valid; should
+    // it not be, the sub-agent gets a fresh one rather than a broken one.
+    SessionId::new(id).unwrap_or_else(|_| SessionId::generate("fork"))
 }
 
 /// One run of the loop (a forked sub-agent gets its own).

@@ -21,6 +21,7 @@
 use std::collections::BTreeSet;
 
 use skills_core::{Catalog, Error};
+use skills_workspace::SessionId;
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
@@ -157,7 +158,7 @@ pub enum Dispatch {
 #[derive(Debug)]
 pub struct Session {
     /// The session's id (workspaces of execution runtimes are per id).
-    id: String,
+    id: SessionId,
     agent: Agent,
     transcript: Transcript,
     disclosure: Disclosure,
@@ -221,7 +222,7 @@ impl Session {
     fn new(agent: Agent, pinned: Catalog, transcript: Vec<Message>, listed_at: u64) -> Self {
         let (disclosure, catalog_text) = Disclosure::new(&agent, pinned, &transcript, listed_at);
         Self {
-            id: session_id(agent.name()),
+            id: SessionId::generate(agent.name()),
             tools: ToolTable::new(&agent, &catalog_text),
             transcript: Transcript::replay(transcript),
             disclosure,
@@ -233,16 +234,16 @@ impl Session {
 
     /// The session's id: the agent's name (letters, digits, `-`, `_` and `.`
     /// kept, anything else as `_`), a dash and a number unique in this
-    /// process. Execution runtimes keep one workspace per id.
-    pub fn id(&self) -> &str {
+    /// process ([`SessionId::generate`]). Execution runtimes keep one
+    /// workspace per id.
+    pub fn id(&self) -> &SessionId {
         &self.id
     }
 
     /// Replaces the session's id (a stored session resumed after a restart
-    /// keeps its old one). Runtimes accept 1 to 128 ASCII letters, digits,
-    /// `-`, `_` and `.`.
-    pub fn set_id(&mut self, id: impl Into<String>) {
-        self.id = id.into();
+    /// keeps its old one).
+    pub fn set_id(&mut self, id: SessionId) {
+        self.id = id;
     }
 
     /// The agent this session belongs to.
@@ -303,25 +304,6 @@ impl Session {
         }
         index
     }
-}
-
-/// A new session id for `agent`: its name made safe for a folder name, and
-/// a number unique in this process.
-fn session_id(agent: &str) -> String {
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let name: String = agent
-        .chars()
-        .take(64)
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{name}-{n}")
 }
 
 pub(super) fn join_nonempty(a: &str, b: &str) -> String {

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use skills_workspace::SessionId;
 use tracing::Instrument as _;
 
 use super::{
@@ -46,7 +47,7 @@ impl SessionWriter {
     ) -> Result<Self, StoreError> {
         let span = tracing::debug_span!("skills.store.create", session = %session.id(), store = %store.kind());
         async {
-            let mut new = NewSession::new(session.id(), session.agent().name());
+            let mut new = NewSession::new(session.id().as_str(), session.agent().name());
             new.parent = parent;
             match store.create(&new).await {
                 Ok(_) => {}
@@ -54,7 +55,7 @@ impl SessionWriter {
                 // left an empty log: take it over (the append below still
                 // conflicts if another writer does the same first).
                 Err(err) if err.kind() == StoreErrorKind::AlreadyExists => {
-                    let info = store.info(session.id()).await?;
+                    let info = store.info(session.id().as_str()).await?;
                     if info.next_seq != 0 || info.parent != new.parent {
                         return Err(err);
                     }
@@ -65,10 +66,10 @@ impl SessionWriter {
                 agent: session.agent().name().to_owned(),
                 catalog: session.pinned_catalog().clone(),
             };
-            let next_seq = store.append(session.id(), 0, &[started]).await?;
+            let next_seq = store.append(session.id().as_str(), 0, &[started]).await?;
             let mut writer = Self {
                 store,
-                id: session.id().to_owned(),
+                id: session.id().as_str().to_owned(),
                 next_seq,
                 saved_messages: 0,
                 last_loaded: Vec::new(),
@@ -89,7 +90,7 @@ impl SessionWriter {
     /// [`StoreErrorKind::Invalid`] for a session other than the one this
     /// writer stores, or what the store returns.
     pub async fn save(&mut self, session: &Session) -> Result<u64, StoreError> {
-        if session.id() != self.id || session.transcript().len() < self.saved_messages {
+        if session.id().as_str() != self.id || session.transcript().len() < self.saved_messages {
             return Err(StoreError::new(
                 StoreErrorKind::Invalid,
                 format!(
@@ -256,7 +257,10 @@ impl Agent {
                 .resume_session(replayed.catalog, replayed.transcript)
                 .await
                 .map_err(|e| StoreError::new(StoreErrorKind::Provider, e.to_string()))?;
-            session.set_id(id);
+            super::validate_session_id(id)?;
+            let checked = SessionId::new(id)
+                .map_err(|e| StoreError::new(StoreErrorKind::Invalid, e.message()))?;
+            session.set_id(checked);
             let last_loaded = loaded_order(&session);
             if let Some(stored) = &replayed.loaded
                 && *stored != last_loaded

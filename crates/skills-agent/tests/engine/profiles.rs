@@ -9,9 +9,9 @@ use skills_agent::{
     AgentBuilder, BuildErrorKind, CatalogMode, Dispatch, EinoOptions, Profile, Surface,
 };
 use skills_workspace::{
-    Attachment, CleanupReport, InputSpec, RunRequest, RunResult, SkillSource, StagedInput,
-    StagedSkill, WorkspaceError, WorkspaceErrorKind, WorkspaceFile, WorkspaceInfo, WorkspaceResult,
-    WorkspaceRuntime,
+    Attachment, CleanupReport, InputSpec, RunRequest, RunResult, SessionId, SkillSource,
+    StagedInput, StagedSkill, WorkspaceError, WorkspaceErrorKind, WorkspaceFile, WorkspaceInfo,
+    WorkspaceResult, WorkspaceRuntime,
 };
 
 use super::support::{
@@ -30,27 +30,35 @@ impl WorkspaceRuntime for TestRuntime {
     fn name(&self) -> &str {
         "test"
     }
-    async fn create_workspace(&self, session_id: &str) -> WorkspaceResult<WorkspaceInfo> {
-        Ok(WorkspaceInfo::new(session_id, "/nowhere", true))
+    async fn create_workspace(&self, session_id: &SessionId) -> WorkspaceResult<WorkspaceInfo> {
+        Ok(WorkspaceInfo::new(session_id.as_str(), "/nowhere", true))
     }
-    async fn stage_skill(&self, _: &str, skill: &SkillSource) -> WorkspaceResult<StagedSkill> {
+    async fn stage_skill(
+        &self,
+        _: &SessionId,
+        skill: &SkillSource,
+    ) -> WorkspaceResult<StagedSkill> {
         self.staged
             .lock()
             .expect("not poisoned")
             .push(skill.name().to_owned());
         Ok(StagedSkill::new(skill.name(), "digest", true))
     }
-    async fn stage_inputs(&self, _: &str, _: &[InputSpec]) -> WorkspaceResult<Vec<StagedInput>> {
+    async fn stage_inputs(
+        &self,
+        _: &SessionId,
+        _: &[InputSpec],
+    ) -> WorkspaceResult<Vec<StagedInput>> {
         Ok(Vec::new())
     }
     async fn stage_attachments(
         &self,
-        _: &str,
+        _: &SessionId,
         _: &[Attachment],
     ) -> WorkspaceResult<Vec<StagedInput>> {
         Ok(Vec::new())
     }
-    async fn run(&self, _: &str, request: &RunRequest) -> WorkspaceResult<RunResult> {
+    async fn run(&self, _: &SessionId, request: &RunRequest) -> WorkspaceResult<RunResult> {
         if request.spec.command == "fail" {
             return Err(WorkspaceError::new(
                 WorkspaceErrorKind::Spawn,
@@ -62,10 +70,10 @@ impl WorkspaceRuntime for TestRuntime {
         result.exit_code = Some(0);
         Ok(result)
     }
-    async fn read_file(&self, _: &str, path: &str, _: u64) -> WorkspaceResult<WorkspaceFile> {
+    async fn read_file(&self, _: &SessionId, path: &str, _: u64) -> WorkspaceResult<WorkspaceFile> {
         Err(WorkspaceError::new(WorkspaceErrorKind::NotFound, path))
     }
-    async fn cleanup(&self, _: &str) -> WorkspaceResult<CleanupReport> {
+    async fn cleanup(&self, _: &SessionId) -> WorkspaceResult<CleanupReport> {
         Ok(CleanupReport::default())
     }
 }

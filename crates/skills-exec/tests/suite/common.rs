@@ -2,10 +2,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
-use skills_workspace::{RunRequest, RunResult, SkillSource, WorkspaceRuntime};
+use skills_workspace::{RunRequest, RunResult, SessionId, SkillSource, WorkspaceRuntime};
 
 /// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
 /// put a copy a normal user can read).
+/// The session id `id` (a valid one: tests name their sessions).
+pub(crate) fn sid(id: &str) -> SessionId {
+    id.parse()
+        .unwrap_or_else(|e| panic!("{id:?} is a valid session id: {e}"))
+}
+
 pub(crate) fn examples_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("SKILLS_EXAMPLES_DIR") {
         return PathBuf::from(dir).canonicalize().unwrap();
@@ -62,7 +68,7 @@ pub(crate) fn generated_skill(parent: &Path, name: &str) -> SkillSource {
 }
 
 pub(crate) async fn run(rt: &dyn WorkspaceRuntime, session: &str, req: RunRequest) -> RunResult {
-    rt.run(session, &req)
+    rt.run(&sid(session), &req)
         .await
         .unwrap_or_else(|e| panic!("run {req:?}: {e}"))
 }
@@ -76,6 +82,7 @@ pub(crate) async fn check_layout(
     skill: &SkillSource,
     enforced_read_only: bool,
 ) {
+    let session = &sid(session);
     let staged = rt.stage_skill(session, skill).await.unwrap();
     let name = skill.name();
     let req = RunRequest::new(
@@ -88,7 +95,7 @@ pub(crate) async fn check_layout(
     .output_file("out/**")
     .output_file("$OUTPUT_DIR/*.txt")
     .output_file("skills/**/result.txt");
-    let r = run(rt.as_ref(), session, req).await;
+    let r = run(rt.as_ref(), session.as_str(), req).await;
     assert_eq!(r.exit_code, Some(0), "{name}: {r:?}");
     assert!(!r.stdout.contains("is not a link"), "{name}: {}", r.stdout);
     assert!(r.stdout.contains("venv-ok"), "{name}: {}", r.stdout);

@@ -10,7 +10,7 @@ use crate::common::*;
 async fn until_done(rt: &dyn WorkspaceRuntime, id: &str) -> (String, skills_workspace::ExecOutput) {
     let mut all = String::new();
     for _ in 0..100 {
-        let out = rt.poll_exec("s", id, Some(100)).await.unwrap();
+        let out = rt.poll_exec(&sid("s"), id, Some(100)).await.unwrap();
         all.push_str(&out.output);
         if out.status != ExecStatus::Running {
             return (all, out);
@@ -26,14 +26,17 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
         .policy(CommandPolicy::unrestricted())
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "ia"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "ia"))
         .await
         .unwrap();
     for tty in [true, false] {
         let cmd =
             "if [ -t 0 ]; then echo tty; else echo pipe; fi; read -p 'Name: ' n; echo \"hello $n\"";
         let first = rt
-            .start_exec("s", &ExecRequest::new("ia", cmd).tty(tty).yield_ms(500))
+            .start_exec(
+                &sid("s"),
+                &ExecRequest::new("ia", cmd).tty(tty).yield_ms(500),
+            )
             .await
             .unwrap();
         assert_eq!(first.status, ExecStatus::Running, "{first:?}");
@@ -44,7 +47,7 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
                 break;
             }
             let p = rt
-                .poll_exec("s", &first.session_id, Some(300))
+                .poll_exec(&sid("s"), &first.session_id, Some(300))
                 .await
                 .unwrap();
             seen.push_str(&p.output);
@@ -57,7 +60,7 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
         }
         let out = rt
             .write_stdin(
-                "s",
+                &sid("s"),
                 &WriteStdinRequest::new(&first.session_id, "bob")
                     .submit(true)
                     .yield_ms(500),
@@ -73,12 +76,12 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
     // Kill ends the whole tree.
     let s = rt
         .start_exec(
-            "s",
+            &sid("s"),
             &ExecRequest::new("ia", "setsid sleep 47331 & sleep 47332").yield_ms(100),
         )
         .await
         .unwrap();
-    let killed = rt.kill_exec("s", &s.session_id).await.unwrap();
+    let killed = rt.kill_exec(&sid("s"), &s.session_id).await.unwrap();
     assert_eq!(killed.status, ExecStatus::Killed);
     assert_eq!(
         left_after("sleep 4733", Duration::from_millis(500)).await,
@@ -87,7 +90,7 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
     // Timeout.
     let s = rt
         .start_exec(
-            "s",
+            &sid("s"),
             &ExecRequest::new("ia", "sleep 47341")
                 .timeout_secs(1)
                 .yield_ms(10),
@@ -98,15 +101,21 @@ async fn interactive_sessions_on_a_terminal_and_on_pipes() {
     assert_eq!(last.status, ExecStatus::TimedOut);
     // Cleanup kills sessions.
     let s = rt
-        .start_exec("s", &ExecRequest::new("ia", "sleep 47351").yield_ms(10))
+        .start_exec(
+            &sid("s"),
+            &ExecRequest::new("ia", "sleep 47351").yield_ms(10),
+        )
         .await
         .unwrap();
-    let report = rt.cleanup("s").await.unwrap();
+    let report = rt.cleanup(&sid("s")).await.unwrap();
     assert_eq!(report.killed_sessions, 1);
     assert_eq!(
         left_after("sleep 4735", Duration::from_millis(500)).await,
         Vec::<String>::new()
     );
-    let e = rt.poll_exec("s", &s.session_id, None).await.unwrap_err();
+    let e = rt
+        .poll_exec(&sid("s"), &s.session_id, None)
+        .await
+        .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::NotFound);
 }

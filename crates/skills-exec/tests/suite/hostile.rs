@@ -74,7 +74,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
     let before = tree(&outside);
     for (name, rt) in runtimes(dir.path()) {
         let rt = rt.as_ref();
-        rt.stage_skill("s", &generated_skill(dir.path(), "hostile"))
+        rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "hostile"))
             .await
             .unwrap();
         // Where the runtime kept its bookkeeping file (and its temporary
@@ -93,7 +93,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
         within(
             10,
             "staging",
-            rt.stage_skill("s", &generated_skill(dir.path(), "second")),
+            rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "second")),
         )
         .await
         .unwrap();
@@ -102,7 +102,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
             10,
             "collecting",
             rt.run(
-                "s",
+                &sid("s"),
                 &RunRequest::new("hostile", "echo ok > out/ok.txt").output_file("out/*"),
             ),
         )
@@ -123,7 +123,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
             ("out/fifo.txt", WorkspaceErrorKind::InvalidRequest),
             ("metadata.json", WorkspaceErrorKind::InvalidRequest),
         ] {
-            let e = within(10, "read_file", rt.read_file("s", path, 1 << 20))
+            let e = within(10, "read_file", rt.read_file(&sid("s"), path, 1 << 20))
                 .await
                 .unwrap_err();
             assert_eq!(e.kind(), kind, "{name}: {path}: {e}");
@@ -141,7 +141,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
             let e = within(
                 10,
                 "staging an input",
-                rt.stage_inputs("s", std::slice::from_ref(&spec)),
+                rt.stage_inputs(&sid("s"), std::slice::from_ref(&spec)),
             )
             .await
             .unwrap_err();
@@ -154,7 +154,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
             );
         }
         let e = rt
-            .stage_attachments("s", &[Attachment::new("a.txt", "x")])
+            .stage_attachments(&sid("s"), &[Attachment::new("a.txt", "x")])
             .await
             .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape, "{name}: {e}");
@@ -175,7 +175,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
         assert_eq!(r.exit_code, Some(0), "{name}: {r:?}");
         for _ in 0..3 {
             let e = rt
-                .run("s", &RunRequest::new("hostile", "true"))
+                .run(&sid("s"), &RunRequest::new("hostile", "true"))
                 .await
                 .unwrap_err();
             assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape, "{name}: {e}");
@@ -184,7 +184,7 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "TOPSECRET\n");
         // Cleanup removes the links, never what they point at.
         assert!(
-            within(20, "cleanup", rt.cleanup("s"))
+            within(20, "cleanup", rt.cleanup(&sid("s")))
                 .await
                 .unwrap()
                 .removed
@@ -250,9 +250,11 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
     let before = tree(&outside);
     for (name, rt) in runtimes(dir.path()) {
         let rt = rt.as_ref();
-        let info = rt.create_workspace("s").await.unwrap();
+        let info = rt.create_workspace(&sid("s")).await.unwrap();
         let ws = PathBuf::from(&info.root);
-        rt.stage_skill("s", &exchanger(dir.path())).await.unwrap();
+        rt.stage_skill(&sid("s"), &exchanger(dir.path()))
+            .await
+            .unwrap();
         let setup = format!(
             "mkdir -p $WORK_DIR/inputs && ln -s {o} $WORK_DIR/decoy && \
              ln -s {o} $WORKSPACE_DIR/runs-decoy && \
@@ -267,7 +269,7 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
         // while the runtime stages inputs into it.
         let started = rt
             .start_exec(
-                "s",
+                &sid("s"),
                 &ExecRequest::new(
                     "swapper",
                     format!(
@@ -294,13 +296,13 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
             i += 1;
             let input =
                 InputSpec::new("workspace://work/data.txt").to(format!("work/inputs/in-{i}.txt"));
-            match rt.stage_inputs("s", &[input]).await {
+            match rt.stage_inputs(&sid("s"), &[input]).await {
                 Ok(_) => placed += 1,
                 Err(e) if e.kind() == WorkspaceErrorKind::PathEscape => refused += 1,
                 Err(e) => panic!("{name}: {e}"),
             }
             match rt
-                .stage_attachments("s", &[Attachment::new(format!("att-{i}.txt"), "x")])
+                .stage_attachments(&sid("s"), &[Attachment::new(format!("att-{i}.txt"), "x")])
                 .await
             {
                 Ok(_) => placed += 1,
@@ -311,7 +313,7 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
             // nothing may be made outside, nothing read from there.
             if let Ok(r) = rt
                 .run(
-                    "s",
+                    &sid("s"),
                     &RunRequest::new("swapper", "true").output_file("out/*"),
                 )
                 .await
@@ -324,13 +326,13 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
                     );
                 }
             }
-            if let Ok(f) = rt.read_file("s", "out/secret.txt", 100).await {
+            if let Ok(f) = rt.read_file(&sid("s"), "out/secret.txt", 100).await {
                 panic!("{name}: read_file went through a swapped link: {f:?}");
             }
         }
         stop.store(true, Ordering::Relaxed);
         let swapped: u64 = swaps.into_iter().map(|t| t.join().unwrap()).sum();
-        let _ = rt.kill_exec("s", &started.session_id).await;
+        let _ = rt.kill_exec(&sid("s"), &started.session_id).await;
         eprintln!("{name}: {swapped} swaps, {refused} refused, {placed} placed, {runs} runs");
         assert!(swapped > 0, "{name}: the swapping threads never swapped");
         assert!(
@@ -342,7 +344,7 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
             "{name}: {placed} placed, {runs} runs"
         );
         assert_eq!(tree(&outside), before, "{name}: the runtime wrote outside");
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
         assert_eq!(tree(&outside), before, "{name}: cleanup reached outside");
     }
 }

@@ -67,7 +67,7 @@ fn has(warnings: &[String], any: &[&str]) -> bool {
 async fn bounded(per_run: bool) {
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox_with(dir.path(), options(per_run), small());
-    rt.stage_skill("s", &generated_skill(dir.path(), "lim"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "lim"))
         .await
         .unwrap();
     // A fork bomb: stopped at the process limit.
@@ -169,7 +169,7 @@ async fn local_runs_are_bounded_where_they_can_be() {
         .limits(small())
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "lim"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "lim"))
         .await
         .unwrap();
     let r = run(&rt, "s", RunRequest::new("lim", ALLOCATE).timeout_secs(120)).await;

@@ -3,8 +3,8 @@ use std::time::{Duration, Instant};
 
 use skills_exec::{CommandPolicy, InMemoryArtifacts, LocalRuntime};
 use skills_workspace::{
-    Attachment, InputSpec, OutputSpec, RunRequest, SkillFile, SkillSource, WorkspaceErrorKind,
-    WorkspaceRuntime,
+    Attachment, InputSpec, OutputSpec, RunRequest, SessionId, SkillFile, SkillSource,
+    WorkspaceErrorKind, WorkspaceRuntime,
 };
 
 use crate::common::*;
@@ -29,7 +29,7 @@ async fn layout_for_every_example_and_generated_skill() {
         let root = rustix::process::geteuid().is_root();
         check_layout(Arc::clone(&rt), &format!("layout-{i}"), skill, !root).await;
     }
-    rt.stage_skill("meta", &skills[0]).await.unwrap();
+    rt.stage_skill(&sid("meta"), &skills[0]).await.unwrap();
     // threat model: H4 (the runtime's record of a session is never in the
     // workspace, where the command could change it).
     let names: Vec<_> = std::fs::read_dir(dir.path().join("ws/meta"))
@@ -49,15 +49,15 @@ async fn restages_only_on_content_change() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let skill = generated_skill(dir.path(), "restage");
-    let first = rt.stage_skill("s", &skill).await.unwrap();
+    let first = rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert!(first.copied);
-    let again = rt.stage_skill("s", &skill).await.unwrap();
+    let again = rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert!(!again.copied);
     assert_eq!(first.digest, again.digest);
     // Same content, new times: the fingerprint moves, the digest does not.
     let script = dir.path().join("restage/scripts/lib/data.txt");
     std::fs::write(&script, "data\n").unwrap();
-    let touched = rt.stage_skill("s", &skill).await.unwrap();
+    let touched = rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert!(!touched.copied);
     // The .venv survives a re-staging.
     let r = run(
@@ -68,7 +68,7 @@ async fn restages_only_on_content_change() {
     .await;
     assert_eq!(r.exit_code, Some(0), "{r:?}");
     std::fs::write(&script, "changed\n").unwrap();
-    let changed = rt.stage_skill("s", &skill).await.unwrap();
+    let changed = rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert!(changed.copied);
     assert_ne!(changed.digest, first.digest);
     let r = run(
@@ -86,13 +86,13 @@ async fn restages_only_on_content_change() {
             SkillFile::new("bin/run.sh", "echo mem-ok").executable(true),
         ],
     );
-    assert!(rt.stage_skill("s", &files).await.unwrap().copied);
-    assert!(!rt.stage_skill("s", &files).await.unwrap().copied);
+    assert!(rt.stage_skill(&sid("s"), &files).await.unwrap().copied);
+    assert!(!rt.stage_skill(&sid("s"), &files).await.unwrap().copied);
     let r = run(&rt, "s", RunRequest::new("mem", "./bin/run.sh")).await;
     assert_eq!(r.stdout, "mem-ok\n");
     let bad = SkillSource::files("bad", vec![SkillFile::new("../x", "")]);
     assert_eq!(
-        rt.stage_skill("s", &bad).await.unwrap_err().kind(),
+        rt.stage_skill(&sid("s"), &bad).await.unwrap_err().kind(),
         WorkspaceErrorKind::PathEscape
     );
 }
@@ -105,7 +105,7 @@ async fn env_cwd_stdin_editor_and_caps() {
         .output_cap(1000)
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "envs"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "envs"))
         .await
         .unwrap();
     let ws = rt.root().join("s");
@@ -155,7 +155,7 @@ async fn env_cwd_stdin_editor_and_caps() {
     assert_eq!(r.stdout.trim(), format!("{w}/skills/envs/scripts/lib"));
     for bad in ["../../..", "/etc", "$WORK_DIR/../../..", "../../../../tmp"] {
         let e = rt
-            .run("s", &RunRequest::new("envs", "pwd").cwd(bad))
+            .run(&sid("s"), &RunRequest::new("envs", "pwd").cwd(bad))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape, "{bad}");
@@ -168,7 +168,7 @@ async fn env_cwd_stdin_editor_and_caps() {
     .await;
     let e = rt
         .run(
-            "s",
+            &sid("s"),
             &RunRequest::new("envs", "pwd").cwd("$WORK_DIR/rootlink"),
         )
         .await
@@ -226,7 +226,7 @@ async fn env_cwd_stdin_editor_and_caps() {
 async fn timeout_kills_every_descendant() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
-    rt.stage_skill("s", &generated_skill(dir.path(), "forks"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "forks"))
         .await
         .unwrap();
     let token = "4711";
@@ -293,7 +293,7 @@ async fn timeout_kills_every_descendant() {
     // it finds it before `env -i` has dropped the run's marker. Either way,
     // cleanup must leave nothing behind.
     tokio::time::sleep(Duration::from_millis(200)).await;
-    rt.cleanup("s").await.unwrap();
+    rt.cleanup(&sid("s")).await.unwrap();
     assert_eq!(
         left_after("sleep 47131", Duration::from_millis(500)).await,
         Vec::<String>::new()
@@ -310,7 +310,7 @@ async fn fifty_concurrent_sessions() {
         let rt = Arc::clone(&rt);
         let skill = skill.clone();
         tasks.push(tokio::spawn(async move {
-            let session = format!("session-{i}");
+            let session = sid(&format!("session-{i}"));
             rt.stage_skill(&session, &skill).await.unwrap();
             let r = rt
                 .run(
@@ -351,7 +351,7 @@ async fn outputs_manifest_artifacts_and_links() {
         .artifacts(artifacts.clone())
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "outs"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "outs"))
         .await
         .unwrap();
     let make = "mkdir -p out/sub; for i in 1 2 3 4 5; do echo file$i > out/f$i.txt; done; \
@@ -444,19 +444,19 @@ async fn outputs_manifest_artifacts_and_links() {
     );
     // read_file and workspace:// refs.
     let f = rt
-        .read_file("s", "workspace://out/f2.txt", 100)
+        .read_file(&sid("s"), "workspace://out/f2.txt", 100)
         .await
         .unwrap();
     assert_eq!(f.bytes, b"file2\n");
     assert_eq!(
-        rt.read_file("s", "out/passwd.txt", 100)
+        rt.read_file(&sid("s"), "out/passwd.txt", 100)
             .await
             .unwrap_err()
             .kind(),
         WorkspaceErrorKind::PathEscape
     );
     assert_eq!(
-        rt.read_file("s", "../../etc/passwd", 100)
+        rt.read_file(&sid("s"), "../../etc/passwd", 100)
             .await
             .unwrap_err()
             .kind(),
@@ -464,14 +464,17 @@ async fn outputs_manifest_artifacts_and_links() {
     );
     // Globs leaving the workspace are refused before running.
     let e = rt
-        .run("s", &RunRequest::new("outs", "true").output_file("../*"))
+        .run(
+            &sid("s"),
+            &RunRequest::new("outs", "true").output_file("../*"),
+        )
         .await
         .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
     // No artifact service: a warning, not a failure.
     let plain = runtime(dir.path());
     plain
-        .stage_skill("s", &generated_skill(dir.path(), "outs2"))
+        .stage_skill(&sid("s"), &generated_skill(dir.path(), "outs2"))
         .await
         .unwrap();
     let r = run(
@@ -499,7 +502,7 @@ async fn inputs_and_attachments() {
         .allow_host_inputs(&host_dir)
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "ins"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "ins"))
         .await
         .unwrap();
     use skills_exec::ArtifactService;
@@ -535,22 +538,25 @@ async fn inputs_and_attachments() {
         InputSpec::new("artifact://data.txt").to("../outside.txt"),
     ] {
         assert!(
-            rt.stage_inputs("s", std::slice::from_ref(&bad))
+            rt.stage_inputs(&sid("s"), std::slice::from_ref(&bad))
                 .await
                 .is_err(),
             "{bad:?}"
         );
     }
     // Pinning keeps a version.
-    rt.stage_inputs("s", &[InputSpec::new("artifact://data.txt").pin(true)])
-        .await
-        .unwrap();
+    rt.stage_inputs(
+        &sid("s"),
+        &[InputSpec::new("artifact://data.txt").pin(true)],
+    )
+    .await
+    .unwrap();
     artifacts
         .save("s", "data.txt", "text/plain", b"v3".to_vec())
         .await
         .unwrap();
     let staged = rt
-        .stage_inputs("s", &[InputSpec::new("artifact://data.txt")])
+        .stage_inputs(&sid("s"), &[InputSpec::new("artifact://data.txt")])
         .await
         .unwrap();
     assert_eq!(staged[0].version, Some(2));
@@ -563,7 +569,7 @@ async fn inputs_and_attachments() {
     .await;
     let e = rt
         .stage_inputs(
-            "s",
+            &sid("s"),
             &[InputSpec::new("artifact://data.txt").to("work/evil/x.txt")],
         )
         .await
@@ -572,7 +578,7 @@ async fn inputs_and_attachments() {
     // Attachments: sanitized, de-duplicated.
     let staged = rt
         .stage_attachments(
-            "s",
+            &sid("s"),
             &[
                 Attachment::new("../../my report.txt", "a"),
                 Attachment::new("my report.txt", "b"),
@@ -589,14 +595,12 @@ async fn not_loaded_on_demand_and_cleanup() {
     let dir = tempfile::tempdir().unwrap();
     let rt = runtime(dir.path());
     let e = rt
-        .run("s", &RunRequest::new("csv-insights", "true"))
+        .run(&sid("s"), &RunRequest::new("csv-insights", "true"))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::SkillNotLoaded);
-    let e = rt
-        .run("../x", &RunRequest::new("csv-insights", "true"))
-        .await
-        .unwrap_err();
+    // A bad session id cannot reach a runtime: the type refuses it.
+    let e = "../x".parse::<SessionId>().unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::InvalidRequest);
     let provider = Arc::new(skills_fs::FsProvider::new(
         [examples_dir()],
@@ -630,11 +634,11 @@ async fn not_loaded_on_demand_and_cleanup() {
         ),
     )
     .await;
-    let report = rt2.cleanup("s").await.unwrap();
+    let report = rt2.cleanup(&sid("s")).await.unwrap();
     assert!(report.removed);
     assert!(marker.exists());
     assert!(!rt2.root().join("s").exists());
-    assert!(!rt2.cleanup("s").await.unwrap().removed);
+    assert!(!rt2.cleanup(&sid("s")).await.unwrap().removed);
 }
 
 /// Every run gets a run folder of its own that exists when it starts (one
@@ -647,7 +651,7 @@ async fn run_folders_and_cleanup_right_after_a_run() {
     let skill = generated_skill(dir.path(), "rf");
     let mut seen = std::collections::BTreeSet::new();
     for i in 0..20 {
-        rt.stage_skill("s", &skill).await.unwrap();
+        rt.stage_skill(&sid("s"), &skill).await.unwrap();
         let r = run(
             &rt,
             "s",
@@ -681,7 +685,7 @@ async fn run_folders_and_cleanup_right_after_a_run() {
                 .is_file()
         );
         if i % 2 == 1 {
-            rt.cleanup("s").await.unwrap();
+            rt.cleanup(&sid("s")).await.unwrap();
             assert!(
                 !rt.root().join("s").exists(),
                 "workspace left after cleanup"

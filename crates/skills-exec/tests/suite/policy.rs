@@ -10,12 +10,12 @@ async fn policy_mode_refuses_shell_and_risky_env() {
         .policy(CommandPolicy::unrestricted().allow(["echo", "cat", "env"]))
         .build()
         .unwrap();
-    rt.stage_skill("s", &generated_skill(dir.path(), "pol"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "pol"))
         .await
         .unwrap();
     // Allowed, without a shell: quotes are words, nothing expands.
     let r = rt
-        .run("s", &RunRequest::new("pol", "echo 'a  b' \"c\""))
+        .run(&sid("s"), &RunRequest::new("pol", "echo 'a  b' \"c\""))
         .await
         .unwrap();
     assert_eq!(r.stdout, "a  b c\n");
@@ -32,7 +32,10 @@ async fn policy_mode_refuses_shell_and_risky_env() {
         "./scripts/hello.sh",
         "bash -c id",
     ] {
-        let e = rt.run("s", &RunRequest::new("pol", bad)).await.unwrap_err();
+        let e = rt
+            .run(&sid("s"), &RunRequest::new("pol", bad))
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::PolicyDenied, "{bad:?}: {e}");
     }
     // A fake `echo` in the skill does not pass for the allowed one.
@@ -41,21 +44,24 @@ async fn policy_mode_refuses_shell_and_risky_env() {
         .build()
         .unwrap();
     unrestricted
-        .stage_skill("s", &generated_skill(dir.path(), "pol"))
+        .stage_skill(&sid("s"), &generated_skill(dir.path(), "pol"))
         .await
         .unwrap();
     unrestricted
-        .run("s", &RunRequest::new("pol", "mkdir -p $WORK_DIR/bin && printf '#!/bin/sh\\necho pwned\\n' > $WORK_DIR/bin/echo && chmod +x $WORK_DIR/bin/echo"))
+        .run(&sid("s"), &RunRequest::new("pol", "mkdir -p $WORK_DIR/bin && printf '#!/bin/sh\\necho pwned\\n' > $WORK_DIR/bin/echo && chmod +x $WORK_DIR/bin/echo"))
         .await
         .unwrap();
     for bad in ["../../work/bin/echo hi", "work/bin/echo hi"] {
-        let e = rt.run("s", &RunRequest::new("pol", bad)).await.unwrap_err();
+        let e = rt
+            .run(&sid("s"), &RunRequest::new("pol", bad))
+            .await
+            .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::PolicyDenied, "{bad}");
     }
     // Model-supplied risky variables are dropped (with a warning), PATH too.
     let r = rt
         .run(
-            "s",
+            &sid("s"),
             &RunRequest::new("pol", "env")
                 .env("PATH", "./bin")
                 .env("LD_PRELOAD", "/tmp/x.so")
@@ -83,18 +89,18 @@ async fn policy_mode_refuses_shell_and_risky_env() {
         .policy(CommandPolicy::unrestricted().deny(["rm"]))
         .build()
         .unwrap();
-    deny.stage_skill("s", &generated_skill(dir.path(), "pol"))
+    deny.stage_skill(&sid("s"), &generated_skill(dir.path(), "pol"))
         .await
         .unwrap();
     for bad in ["rm -rf .", "/bin/rm x", "/usr/bin/rm x"] {
         let e = deny
-            .run("s", &RunRequest::new("pol", bad))
+            .run(&sid("s"), &RunRequest::new("pol", bad))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::PolicyDenied, "{bad}");
     }
     assert_eq!(
-        deny.run("s", &RunRequest::new("pol", "echo ok"))
+        deny.run(&sid("s"), &RunRequest::new("pol", "echo ok"))
             .await
             .unwrap()
             .stdout,
@@ -229,10 +235,10 @@ async fn a_deny_list_holds_through_launchers_interpreters_and_scripts() {
         ("./env-script", "denied"),
     ];
     for (name, rt) in runtimes {
-        rt.stage_skill("s", &skill).await.unwrap();
+        rt.stage_skill(&sid("s"), &skill).await.unwrap();
         for (command, why) in refused {
             let e = rt
-                .run("s", &RunRequest::new("launch", command))
+                .run(&sid("s"), &RunRequest::new("launch", command))
                 .await
                 .unwrap_err();
             assert_eq!(
@@ -269,7 +275,7 @@ async fn a_deny_list_holds_through_launchers_interpreters_and_scripts() {
                 req = req.stdin(s);
             }
             let r = rt
-                .run("s", &req)
+                .run(&sid("s"), &req)
                 .await
                 .unwrap_or_else(|e| panic!("{name}: {command}: {e}"));
             assert_eq!(r.exit_code, Some(0), "{name}: {command}: {r:?}");
@@ -277,6 +283,6 @@ async fn a_deny_list_holds_through_launchers_interpreters_and_scripts() {
                 assert_eq!(r.stdout, want, "{name}: {command}");
             }
         }
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
     }
 }

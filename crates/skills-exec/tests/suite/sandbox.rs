@@ -60,7 +60,7 @@ pub(crate) fn traversable(dir: &std::path::Path) {
 async fn staged(per_run: bool, name: &str) -> (tempfile::TempDir, SandboxRuntime) {
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox_in(dir.path(), per_run);
-    rt.stage_skill("s", &generated_skill(dir.path(), name))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), name))
         .await
         .unwrap();
     (dir, rt)
@@ -123,7 +123,7 @@ async fn escapes(per_run: bool) {
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox_in(dir.path(), per_run);
     let skill = generated_skill(dir.path(), "esc");
-    rt.stage_skill("s", &skill).await.unwrap();
+    rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert_mode(&rt, "s", "esc", per_run).await;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -202,7 +202,7 @@ async fn escapes(per_run: bool) {
         r.warnings
     );
     assert_eq!(
-        rt.read_file("s", "out/passwd.txt", 100)
+        rt.read_file(&sid("s"), "out/passwd.txt", 100)
             .await
             .unwrap_err()
             .kind(),
@@ -210,12 +210,12 @@ async fn escapes(per_run: bool) {
     );
     // cwd traversal.
     let e = rt
-        .run("s", &RunRequest::new("esc", "pwd").cwd("../../.."))
+        .run(&sid("s"), &RunRequest::new("esc", "pwd").cwd("../../.."))
         .await
         .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
     // Another session's workspace is not visible.
-    rt.stage_skill("other", &skill).await.unwrap();
+    rt.stage_skill(&sid("other"), &skill).await.unwrap();
     run(
         &rt,
         "other",
@@ -249,7 +249,7 @@ async fn timeout_kills_every_descendant_bwrap_per_run() {
 async fn timeout_kills(per_run: bool, token: &str) {
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox_in(dir.path(), per_run);
-    rt.stage_skill("s", &generated_skill(dir.path(), "forks"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "forks"))
         .await
         .unwrap();
     assert_mode(&rt, "s", "forks", per_run).await;
@@ -292,7 +292,7 @@ async fn allowed_read_paths_are_read_only() {
         options(false).allow_read(&tool),
         RunLimits::default(),
     );
-    rt.stage_skill("s", &generated_skill(dir.path(), "tools"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "tools"))
         .await
         .unwrap();
     let r = run(
@@ -315,12 +315,12 @@ async fn interactive_session_on_a_terminal() {
     use skills_workspace::{ExecRequest, ExecStatus, WriteStdinRequest};
     let dir = tempfile::tempdir().unwrap();
     let rt = sandbox(dir.path());
-    rt.stage_skill("s", &generated_skill(dir.path(), "ia"))
+    rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "ia"))
         .await
         .unwrap();
     let cmd = "[ -t 0 ] && echo tty; hostname; read -p 'Name: ' n; echo \"hello $n\"";
     let first = rt
-        .start_exec("s", &ExecRequest::new("ia", cmd).yield_ms(2000))
+        .start_exec(&sid("s"), &ExecRequest::new("ia", cmd).yield_ms(2000))
         .await
         .unwrap();
     let mut seen = first.output.clone();
@@ -329,7 +329,7 @@ async fn interactive_session_on_a_terminal() {
             break;
         }
         seen.push_str(
-            &rt.poll_exec("s", &first.session_id, Some(200))
+            &rt.poll_exec(&sid("s"), &first.session_id, Some(200))
                 .await
                 .unwrap()
                 .output,
@@ -341,7 +341,7 @@ async fn interactive_session_on_a_terminal() {
     );
     let out = rt
         .write_stdin(
-            "s",
+            &sid("s"),
             &WriteStdinRequest::new(&first.session_id, "eve")
                 .submit(true)
                 .yield_ms(1000),
@@ -355,7 +355,7 @@ async fn interactive_session_on_a_terminal() {
             break;
         }
         let p = rt
-            .poll_exec("s", &first.session_id, Some(100))
+            .poll_exec(&sid("s"), &first.session_id, Some(100))
             .await
             .unwrap();
         text.push_str(&p.output);
@@ -406,7 +406,8 @@ async fn runs_of_a_session_are_isolated() {
         "echo b > /tmp/b; kill -9 -1; kill -9 1; sleep 1; ls /tmp; echo b-alive",
     )
     .timeout_secs(60);
-    let (a, b) = tokio::join!(rt.run("s", &ra), rt.run("s", &rb));
+    let s = sid("s");
+    let (a, b) = tokio::join!(rt.run(&s, &ra), rt.run(&s, &rb));
     let (a, b) = (a.unwrap(), b.unwrap());
     assert!(
         a.stdout.starts_with("a\n") && a.stdout.ends_with("a-alive\n"),
@@ -484,7 +485,8 @@ async fn supervisor_killed_from_outside() {
     assert_eq!(r.stdout, "after-kill\n", "{r:?}");
     // During a run.
     let req = RunRequest::new("sv", "sleep 4761; echo never").timeout_secs(60);
-    let running = rt.run("s", &req);
+    let s = sid("s");
+    let running = rt.run(&s, &req);
     let killer = async {
         assert!(wait_for_processes("sleep 4761", 1).await >= 1);
         kill_all();
@@ -504,7 +506,7 @@ async fn supervisor_killed_from_outside() {
     );
     let r = run(&rt, "s", RunRequest::new("sv", "echo recovered")).await;
     assert_eq!(r.stdout, "recovered\n", "{r:?}");
-    rt.cleanup("s").await.unwrap();
+    rt.cleanup(&sid("s")).await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(2);
     while !host_processes(&ws).is_empty() && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -520,7 +522,8 @@ async fn dropped_run_kills_its_processes() {
         let (_dir, rt) = staged(per_run, "dr").await;
         let token = if per_run { "4763" } else { "4762" };
         let req = RunRequest::new("dr", forking_command(token)).timeout_secs(60);
-        let running = rt.run("s", &req);
+        let s = sid("s");
+        let running = rt.run(&s, &req);
         let needle = format!("sleep {token}6");
         tokio::select! {
             r = running => panic!("the run ended: {r:?}"),
@@ -587,7 +590,7 @@ async fn fifty_concurrent_sessions() {
     for i in 0..50 {
         let (rt, skill) = (Arc::clone(&rt), skill.clone());
         tasks.push(tokio::spawn(async move {
-            let session = format!("c{i}");
+            let session = sid(&format!("c{i}"));
             rt.stage_skill(&session, &skill).await.unwrap();
             let r = rt
                 .run(
@@ -621,7 +624,7 @@ async fn idle_slots_are_capped() {
             let rt = Arc::clone(&rt);
             tokio::spawn(async move {
                 let req = RunRequest::new("burst", "sleep 0.5").timeout_secs(60);
-                rt.run("s", &req).await
+                rt.run(&sid("s"), &req).await
             })
         })
         .collect();
@@ -709,7 +712,8 @@ async fn sandboxed_code_is_never_host_root() {
         let (_dir, rt) = staged(per_run, "who").await;
         let token = if per_run { "4781" } else { "4780" };
         let req = RunRequest::new("who", format!("id -u; sleep {token}")).timeout_secs(60);
-        let running = rt.run("s", &req);
+        let s = sid("s");
+        let running = rt.run(&s, &req);
         let check = async {
             // The `sleep` itself (bwrap's and the helper's command lines
             // mention it too).

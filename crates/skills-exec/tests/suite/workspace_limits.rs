@@ -24,7 +24,7 @@ fn size(path: &Path) -> u64 {
 
 /// The session folder of `session`.
 async fn session_dir(rt: &dyn WorkspaceRuntime, session: &str) -> PathBuf {
-    PathBuf::from(rt.create_workspace(session).await.unwrap().root)
+    PathBuf::from(rt.create_workspace(&sid(session)).await.unwrap().root)
 }
 
 // threat model: H7
@@ -37,10 +37,10 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
         let skill = generated_skill(dir.path(), "disk");
         // A burst: done before a measurement may see it (then the result
         // warns), or killed by one; either way the session then refuses.
-        rt.stage_skill("burst", &skill).await.unwrap();
+        rt.stage_skill(&sid("burst"), &skill).await.unwrap();
         match rt
             .run(
-                "burst",
+                &sid("burst"),
                 &RunRequest::new("disk", "head -c 32M /dev/zero > out/burst"),
             )
             .await
@@ -52,31 +52,31 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
             Err(e) => assert_eq!(e.kind(), WorkspaceErrorKind::LimitExceeded, "{name}: {e}"),
         }
         let e = rt
-            .run("burst", &RunRequest::new("disk", "true"))
+            .run(&sid("burst"), &RunRequest::new("disk", "true"))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::LimitExceeded, "{name}: {e}");
         assert!(e.message().contains("H7"), "{e}");
         for e in [
-            rt.stage_skill("burst", &generated_skill(dir.path(), "other"))
+            rt.stage_skill(&sid("burst"), &generated_skill(dir.path(), "other"))
                 .await
                 .unwrap_err(),
-            rt.start_exec("burst", &ExecRequest::new("disk", "true"))
+            rt.start_exec(&sid("burst"), &ExecRequest::new("disk", "true"))
                 .await
                 .unwrap_err(),
-            rt.stage_inputs("burst", &[InputSpec::new("workspace://out/burst")])
+            rt.stage_inputs(&sid("burst"), &[InputSpec::new("workspace://out/burst")])
                 .await
                 .unwrap_err(),
         ] {
             assert_eq!(e.kind(), WorkspaceErrorKind::LimitExceeded, "{name}: {e}");
         }
-        rt.cleanup("burst").await.unwrap();
+        rt.cleanup(&sid("burst")).await.unwrap();
         // A steady writer is killed while it runs.
-        rt.stage_skill("steady", &skill).await.unwrap();
+        rt.stage_skill(&sid("steady"), &skill).await.unwrap();
         let ws = session_dir(rt, "steady").await;
         let e = rt
             .run(
-                "steady",
+                &sid("steady"),
                 &RunRequest::new(
                     "disk",
                     "for i in $(seq 1 400); do head -c 1M /dev/zero >> out/grow; sleep 0.01; done",
@@ -94,12 +94,12 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
         assert_eq!(size(&ws.join("out/grow")), grown, "{name}: still writing");
-        rt.cleanup("steady").await.unwrap();
+        rt.cleanup(&sid("steady")).await.unwrap();
         // The same in an interactive session: killed, and it says why.
-        rt.stage_skill("term", &skill).await.unwrap();
+        rt.stage_skill(&sid("term"), &skill).await.unwrap();
         let started = rt
             .start_exec(
-                "term",
+                &sid("term"),
                 &ExecRequest::new(
                     "disk",
                     "while true; do head -c 1M /dev/zero >> out/t; sleep 0.01; done",
@@ -113,7 +113,7 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
         let mut last = None;
         for _ in 0..200 {
             let out = rt
-                .poll_exec("term", &started.session_id, Some(100))
+                .poll_exec(&sid("term"), &started.session_id, Some(100))
                 .await
                 .unwrap();
             seen.push_str(&out.output);
@@ -124,12 +124,12 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
         }
         assert_eq!(last, Some(ExecStatus::Killed), "{name}: {seen}");
         assert!(seen.contains("disk cap"), "{name}: {seen}");
-        rt.cleanup("term").await.unwrap();
+        rt.cleanup(&sid("term")).await.unwrap();
         // The file cap.
-        rt.stage_skill("files", &skill).await.unwrap();
+        rt.stage_skill(&sid("files"), &skill).await.unwrap();
         let r = rt
             .run(
-                "files",
+                &sid("files"),
                 &RunRequest::new(
                     "disk",
                     "mkdir -p out/many && cd out/many && seq 1 3000 | xargs touch",
@@ -140,11 +140,11 @@ async fn the_disk_cap_kills_writers_and_refuses_further_work() {
             assert_eq!(r.exit_code, Some(0), "{name}: {r:?}");
         }
         let e = rt
-            .run("files", &RunRequest::new("disk", "true"))
+            .run(&sid("files"), &RunRequest::new("disk", "true"))
             .await
             .unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::LimitExceeded, "{name}: {e}");
-        rt.cleanup("files").await.unwrap();
+        rt.cleanup(&sid("files")).await.unwrap();
     }
 }
 
@@ -154,13 +154,13 @@ async fn two_gib_cannot_be_written_with_the_default_cap() {
     let dir = tempfile::tempdir().unwrap();
     for (name, rt) in runtimes(dir.path(), WorkspaceLimits::default()) {
         let rt = rt.as_ref();
-        rt.stage_skill("s", &generated_skill(dir.path(), "big"))
+        rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "big"))
             .await
             .unwrap();
         let ws = session_dir(rt, "s").await;
         let outcome = rt
             .run(
-                "s",
+                &sid("s"),
                 &RunRequest::new(
                     "big",
                     "for i in $(seq 1 64); do head -c 32M /dev/zero >> out/big || exit 9; done; echo wrote-all",
@@ -184,7 +184,7 @@ async fn two_gib_cannot_be_written_with_the_default_cap() {
         }
         let written = size(&ws.join("out/big"));
         assert!(written < 2 << 30, "{name}: {written} bytes");
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
     }
 }
 
@@ -195,7 +195,7 @@ async fn output_caps_a_request_sets_are_clamped_to_the_runtime() {
     let limits = WorkspaceLimits::new().max_outputs(3, 1000, 2500);
     for (name, rt) in runtimes(dir.path(), limits) {
         let rt = rt.as_ref();
-        rt.stage_skill("s", &generated_skill(dir.path(), "outs"))
+        rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "outs"))
             .await
             .unwrap();
         let make = "for i in 1 2 3 4 5; do head -c 1500 /dev/zero | tr '\\0' a > out/f$i.txt; done";
@@ -231,14 +231,17 @@ async fn output_caps_a_request_sets_are_clamped_to_the_runtime() {
                 r.warnings
             );
         }
-        let f = rt.read_file("s", "out/f1.txt", u64::MAX).await.unwrap();
+        let f = rt
+            .read_file(&sid("s"), "out/f1.txt", u64::MAX)
+            .await
+            .unwrap();
         assert_eq!(f.bytes.len(), 1000, "{name}");
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
     }
     // The defaults: a request asking for a whole 16 MiB file gets 4 MiB.
     for (name, rt) in runtimes(&dir.path().join("defaults"), WorkspaceLimits::default()) {
         let rt = rt.as_ref();
-        rt.stage_skill("s", &generated_skill(dir.path(), "huge"))
+        rt.stage_skill(&sid("s"), &generated_skill(dir.path(), "huge"))
             .await
             .unwrap();
         let r = run(
@@ -255,7 +258,7 @@ async fn output_caps_a_request_sets_are_clamped_to_the_runtime() {
             Some(skills_workspace::DEFAULT_MAX_FILE_BYTES as usize),
             "{name}"
         );
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
     }
 }
 
@@ -270,11 +273,11 @@ async fn interactive_sessions_are_capped_and_end_at_their_lifetime() {
     for (name, rt) in runtimes(dir.path(), limits) {
         let rt = rt.as_ref();
         let skill = generated_skill(dir.path(), "terms");
-        rt.stage_skill("s", &skill).await.unwrap();
-        rt.stage_skill("t", &skill).await.unwrap();
+        rt.stage_skill(&sid("s"), &skill).await.unwrap();
+        rt.stage_skill(&sid("t"), &skill).await.unwrap();
         let start = |session: &'static str, secs: u32| async move {
             rt.start_exec(
-                session,
+                &sid(session),
                 &ExecRequest::new("terms", format!("sleep 476{secs:02}"))
                     .timeout_secs(3600)
                     .yield_ms(10),
@@ -285,7 +288,7 @@ async fn interactive_sessions_are_capped_and_end_at_their_lifetime() {
         let b = start("s", 2).await.unwrap();
         let e = start("s", 3).await.unwrap_err();
         assert_eq!(e.kind(), WorkspaceErrorKind::LimitExceeded, "{name}: {e}");
-        rt.kill_exec("s", &a.session_id).await.unwrap();
+        rt.kill_exec(&sid("s"), &a.session_id).await.unwrap();
         let _c = start("s", 4).await.unwrap();
         // The runtime's total: two in `s`, one in `t`, then no more.
         let _d = start("t", 5).await.unwrap();
@@ -296,7 +299,7 @@ async fn interactive_sessions_are_capped_and_end_at_their_lifetime() {
         let mut status = ExecStatus::Running;
         for _ in 0..100 {
             status = rt
-                .poll_exec("s", &b.session_id, Some(100))
+                .poll_exec(&sid("s"), &b.session_id, Some(100))
                 .await
                 .unwrap()
                 .status;
@@ -307,12 +310,12 @@ async fn interactive_sessions_are_capped_and_end_at_their_lifetime() {
         assert_eq!(status, ExecStatus::TimedOut, "{name}");
         // Ended sessions give their places back.
         for session in ["s", "t"] {
-            rt.cleanup(session).await.unwrap();
+            rt.cleanup(&sid(session)).await.unwrap();
         }
-        rt.stage_skill("s", &skill).await.unwrap();
+        rt.stage_skill(&sid("s"), &skill).await.unwrap();
         for i in 7..9 {
             start("s", i).await.unwrap();
         }
-        rt.cleanup("s").await.unwrap();
+        rt.cleanup(&sid("s")).await.unwrap();
     }
 }
