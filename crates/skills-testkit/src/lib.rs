@@ -4,6 +4,8 @@
 //! * [`fixture`]: skill folders on disk ([`fixture::SkillDir`],
 //!   [`fixture::Library`]), the one writer the test crates share instead of
 //!   each carrying a copy.
+//! * `store` (feature `store`): the `SessionStore` conformance suite any
+//!   store implementor can run, and the `session_store_suite!` macro.
 //! * [`library`], [`marketplace`], [`Lcg`], [`words`]: deterministic data.
 //!   Benchmarks and differential tests generate skills from a seed so that
 //!   runs are comparable and failures reproduce.
@@ -13,6 +15,8 @@
 
 pub mod fixture;
 pub mod library;
+#[cfg(feature = "store")]
+pub mod store;
 
 /// A seeded 64-bit linear congruential generator (Knuth's MMIX constants).
 ///
