@@ -20,6 +20,7 @@ mod it {
     mod nested;
     mod paths;
     mod provider;
+    mod provider_conformance;
     mod races;
     mod reads;
     mod skill_md;

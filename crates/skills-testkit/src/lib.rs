@@ -6,6 +6,8 @@
 //!   each carrying a copy.
 //! * `store` (feature `store`): the `SessionStore` conformance suite any
 //!   store implementor can run, and the `session_store_suite!` macro.
+//! * `provider` (feature `provider`): the `SkillProvider` conformance suite
+//!   any provider can run, over two skills it writes or defines itself.
 //! * [`library`], [`marketplace`], [`Lcg`], [`words`]: deterministic data.
 //!   Benchmarks and differential tests generate skills from a seed so that
 //!   runs are comparable and failures reproduce.
@@ -15,6 +17,8 @@
 
 pub mod fixture;
 pub mod library;
+#[cfg(feature = "provider")]
+pub mod provider;
 #[cfg(feature = "store")]
 pub mod store;
 
