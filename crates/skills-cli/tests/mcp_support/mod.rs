@@ -2,8 +2,8 @@
 //! official Python SDK; `tests/inspector.rs`, MCP Inspector's CLI): the
 //! built binary, the skill trees they serve, and an HTTP server process.
 //!
-//! Each test binary uses part of it.
-#![allow(dead_code)]
+//! Both are modules of the one test binary (`tests.rs`); each uses part of it.
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
