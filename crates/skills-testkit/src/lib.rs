@@ -8,6 +8,8 @@
 //!   store implementor can run, and the `session_store_suite!` macro.
 //! * `provider` (feature `provider`): the `SkillProvider` conformance suite
 //!   any provider can run, over two skills it writes or defines itself.
+//! * `runtime` (feature `runtime`): the `WorkspaceRuntime` conformance
+//!   suite any runtime can run, over a skill it writes itself.
 //! * [`library`], [`marketplace`], [`Lcg`], [`words`]: deterministic data.
 //!   Benchmarks and differential tests generate skills from a seed so that
 //!   runs are comparable and failures reproduce.
@@ -19,6 +21,8 @@ pub mod fixture;
 pub mod library;
 #[cfg(feature = "provider")]
 pub mod provider;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 #[cfg(feature = "store")]
 pub mod store;
 
