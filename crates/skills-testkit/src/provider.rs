@@ -6,11 +6,17 @@
 //! [`in_code_skills`] defines them in code. [`check_all`] runs every check;
 //! each is also public, to run alone:
 //!
-//! ```ignore
-//! let dir = skills_testkit::provider::library().write_temp()?;
-//! let provider = MyProvider::open(dir.path());
-//! pollster::block_on(skills_testkit::provider::check_all(&provider));
 //! ```
+//! use skills_core::InCodeProvider;
+//! use skills_testkit::provider;
+//!
+//! let skills = InCodeProvider::new(provider::in_code_skills())?;
+//! pollster::block_on(provider::check_all(&skills));
+//! # Ok::<(), skills_core::Error>(())
+//! ```
+//!
+//! A provider over folders reads the skills of
+//! `provider::library().write_temp()?` instead (skills-fs's tests do).
 //!
 //! The checks panic (they are test assertions) when the provider breaks the
 //! contract.

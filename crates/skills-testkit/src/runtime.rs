@@ -6,14 +6,10 @@
 //! commands in it, so the runtime must run commands with `sh` and must not
 //! stage skills on demand (a skill nobody staged is
 //! [`WorkspaceErrorKind::SkillNotLoaded`]). [`check_all`] runs every check,
-//! each in a session of its own:
-//!
-//! ```ignore
-//! let dir = tempfile::tempdir()?;
-//! let source = skills_testkit::runtime::skill(dir.path())?;
-//! let runtime = MyRuntime::new(dir.path().join("workspaces"));
-//! skills_testkit::runtime::check_all(&runtime, &source).await;
-//! ```
+//! each in a session of its own: write the skill with [`skill`] into a
+//! temporary folder, build the runtime over another one, and await
+//! `check_all(&runtime, &source)` in a test (skills-exec's
+//! `tests/suite/conformance.rs` does so for its local and sandbox runtimes).
 //!
 //! The checks panic (they are test assertions) when the runtime breaks the
 //! contract.

@@ -4,16 +4,33 @@
 //! Each check is an async function over a [`StoreFixture`] (a store, and a
 //! way to open the same store again);
 //! [`session_store_suite!`](crate::session_store_suite) turns them into one
-//! `#[tokio::test]` each. A store crate's integration tests run the
-//! whole suite with one line:
+//! `#[tokio::test]` each. A store crate's integration tests run the whole
+//! suite with one line, `skills_testkit::session_store_suite!(fixture)`
+//! (skills-store's `tests/memory.rs`, `sqlite.rs` and `postgres.rs` do),
+//! and need `tokio` with the `macros` and `rt-multi-thread` features among
+//! their dev-dependencies. One check, run by hand:
 //!
-//! ```ignore
-//! skills_testkit::session_store_suite!(my_fixture().await);
+//! ```
+//! use std::sync::Arc;
+//! use skills_agent::{MemoryStore, SessionStore};
+//! use skills_testkit::store::{self, StoreFixture};
+//!
+//! struct Memory(Arc<dyn SessionStore>);
+//!
+//! impl StoreFixture for Memory {
+//!     fn store(&self) -> &Arc<dyn SessionStore> {
+//!         &self.0
+//!     }
+//!     async fn reopen(&self) -> Arc<dyn SessionStore> {
+//!         Arc::clone(&self.0)
+//!     }
+//! }
+//!
+//! pollster::block_on(store::ordering(&Memory(Arc::new(MemoryStore::new()))));
 //! ```
 //!
-//! The caller needs `tokio` with the `macros` and `rt-multi-thread`
-//! features among its dev-dependencies. The checks panic (they are test
-//! assertions) when the store breaks the contract.
+//! The checks panic (they are test assertions) when the store breaks the
+//! contract.
 
 // Test assertions: a failed check is a panic with the store's error.
 #![allow(clippy::unwrap_used)]
