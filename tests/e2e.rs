@@ -19,6 +19,7 @@ use skills_core::SkillProvider;
 use skills_exec::SandboxRuntime;
 use skills_fs::{FsOptions, FsProvider};
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer};
+use skills_testkit::fixture::SkillDir;
 use skills_workspace::WorkspaceRuntime;
 
 const SKILL_MD: &str = "---
@@ -37,16 +38,11 @@ echo wrote report
 /// The skills folder a user would have: one skill with a script and a
 /// binary asset.
 fn write_skills(root: &Path) {
-    let skill = root.join("weekly-report");
-    std::fs::create_dir_all(skill.join("scripts")).expect("mkdir");
-    std::fs::create_dir_all(skill.join("assets")).expect("mkdir");
-    std::fs::write(skill.join("SKILL.md"), SKILL_MD).expect("write");
-    std::fs::write(skill.join("scripts/report.sh"), SCRIPT).expect("write");
-    std::fs::write(
-        skill.join("assets/logo.png"),
-        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
-    )
-    .expect("write");
+    SkillDir::raw("weekly-report", SKILL_MD)
+        .file("scripts/report.sh", SCRIPT)
+        .file("assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR")
+        .write_in(root)
+        .expect("write");
 }
 
 fn call(id: &str, name: &str, args: serde_json::Value) -> ModelResponse {

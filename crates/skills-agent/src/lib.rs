@@ -40,6 +40,13 @@
 //! # }).unwrap();
 //! ```
 //!
+//! Feature `testing` (off by default) adds test support that is not part of
+//! the production API: `ScriptedModel`, a [`Model`] that answers from a
+//! script and records every request, its `ScriptStep`s, and the error kind
+//! `ModelErrorKind::Script` it fails with when the script runs out. Tests,
+//! demos and examples turn it on in their `Cargo.toml`:
+//! `skills-agent = { workspace = true, features = ["testing"] }`.
+//!
 //! Boundaries: no I/O and no HTTP here (the model adapters for OpenAI and
 //! Anthropic, and their wire encoders, are in `skills-models`; see
 //! `docs/models.md`); the crate builds for `wasm32-unknown-unknown`. It
@@ -56,6 +63,8 @@ mod render;
 mod request;
 mod run_tools;
 mod runner;
+#[cfg(feature = "testing")]
+mod scripted;
 mod search;
 mod session;
 mod state;
@@ -71,8 +80,8 @@ pub use library::Library;
 pub use mention::MAX_MENTIONS;
 pub use message::{Message, Role, ToolCall};
 pub use model::{
-    Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry, ScriptStep,
-    ScriptedModel, StopReason, Usage, completed_events,
+    Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry, StopReason,
+    Usage, completed_events,
 };
 pub use render::{WRAPPER_TAGS, neutralize};
 pub use request::{CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, ModelRequest, SystemBlock};
@@ -82,6 +91,8 @@ pub use runner::{
     RunErrorKind, RunEvent, RunOutcome, RunStream, Runner, RunnerBuilder, ToolHandler, ToolPolicy,
     tool_fn,
 };
+#[cfg(feature = "testing")]
+pub use scripted::{ScriptStep, ScriptedModel};
 pub use search::{FETCH_CONCURRENCY, SEARCH_REFERENCE_BYTES, SearchCache};
 pub use session::{
     CatalogDelta, CompactionReport, Dispatch, Event, ForkRequest, ReleaseReason, Session,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+use skills_testkit::fixture::{self, SkillDir};
 use tempfile::TempDir;
 
 /// What one run of the binary produced.
@@ -92,18 +93,17 @@ impl Root {
     }
 
     fn write(&self, rel: &str, contents: impl AsRef<[u8]>) -> &Self {
-        let path = self.join(rel);
-        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-        fs::write(path, contents).expect("write");
+        fixture::write_file(&self.join(rel), contents).expect("write");
         self
     }
 
     /// A valid skill `name` in the folder `name`.
     fn skill(&self, name: &str, description: &str, body: &str) -> &Self {
-        self.write(
-            &format!("{name}/SKILL.md"),
-            format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n"),
-        )
+        SkillDir::new(name, description)
+            .body(format!("{body}\n"))
+            .write_in(self.dir.path())
+            .expect("write skill");
+        self
     }
 
     /// `alpha` (with files) and `beta`, both valid in strict mode.
@@ -1175,13 +1175,10 @@ fn standard_roots_flag_finds_project_and_user_skills() {
     let project = tempfile::tempdir().expect("project");
     std::fs::create_dir_all(project.path().join(".git")).expect("git dir");
     let write = |dir: &Path, name: &str, desc: &str| {
-        let d = dir.join(name);
-        std::fs::create_dir_all(&d).expect("mkdir");
-        std::fs::write(
-            d.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {desc}\n---\nBody.\n"),
-        )
-        .expect("write");
+        SkillDir::new(name, desc)
+            .body("Body.\n")
+            .write_in(dir)
+            .expect("write");
     };
     write(
         &project.path().join(".agents/skills"),

@@ -21,12 +21,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod mcp_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use mcp_support::{HttpServer, NESTED_URIS, nested_fixture, skills, workspace_root};
+use crate::mcp_support::{HttpServer, NESTED_URIS, nested_fixture, skills, workspace_root};
 use serde_json::Value;
 
 /// The Inspector's launcher. Panics, with the command that installs it,

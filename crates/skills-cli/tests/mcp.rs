@@ -13,12 +13,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod mcp_support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use mcp_support::{
+use crate::mcp_support::{
     HttpServer, NESTED_URIS, add_unlistable_skill, fixture, nested_fixture, skills, workspace_root,
 };
 use serde_json::Value;

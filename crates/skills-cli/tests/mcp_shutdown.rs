@@ -12,6 +12,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use skills_testkit::fixture::{Library, SkillDir};
 
 /// How long the server may take to exit before the test fails as hung.
 const EXIT_DEADLINE: Duration = Duration::from_secs(30);
@@ -22,15 +23,10 @@ fn skills() -> &'static str {
 }
 
 fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let skill = dir.path().join("slow");
-    std::fs::create_dir_all(&skill).unwrap();
-    std::fs::write(
-        skill.join("SKILL.md"),
-        "---\nname: slow\ndescription: Takes its time. Use for shutdown tests.\n---\nRun it.\n",
-    )
-    .unwrap();
-    dir
+    Library::new()
+        .skill(SkillDir::new("slow", "Takes its time. Use for shutdown tests.").body("Run it.\n"))
+        .write_temp()
+        .unwrap()
 }
 
 fn signal(child: &Child, name: &str) {

@@ -14,11 +14,8 @@
 //! - `PARITY_FILTER`: only run cases whose id contains this text;
 //! - `PARITY_SHOW_EXCLUDED`: print both verdicts for every excluded case.
 
-#[path = "parity/cases.rs"]
 mod cases;
-#[path = "parity/divergence.rs"]
 mod divergence;
-#[path = "parity/rules.rs"]
 mod rules;
 
 use std::{

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::Value;
+use skills_testkit::fixture::SkillDir;
 
 struct Run {
     code: i32,
@@ -69,14 +70,10 @@ fn assert_snapshot(name: &str, actual: &str) {
 }
 
 fn write_skill(root: &Path, folder: &str, frontmatter: &str, body: &str) -> PathBuf {
-    let dir = root.join(folder);
-    fs::create_dir_all(&dir).expect("skill folder");
-    fs::write(
-        dir.join("SKILL.md"),
-        format!("---\n{frontmatter}\n---\n{body}\n"),
-    )
-    .expect("SKILL.md");
-    dir
+    SkillDir::with_frontmatter(folder, frontmatter)
+        .body(format!("{body}\n"))
+        .write_in(root)
+        .expect("SKILL.md")
 }
 
 #[test]

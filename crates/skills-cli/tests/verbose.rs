@@ -9,13 +9,10 @@
 //! the bound is far above what any of these commands needs.
 #![allow(clippy::unwrap_used)]
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
-use support::{FakeModel, Watched, skills};
+use crate::support::{FakeModel, Watched, skills};
 
 /// Far longer than any command here takes, even in a debug build on a busy
 /// machine.
@@ -189,12 +186,12 @@ fn report_logs_and_exits() {
 /// command in it (with `--run local`), answer.
 fn agent_script(i: usize) -> String {
     match i % 3 {
-        0 => support::load_skill_call("csv-insights"),
-        1 => support::tool_call(
+        0 => crate::support::load_skill_call("csv-insights"),
+        1 => crate::support::tool_call(
             "run_skill_command",
             r#"{"skill":"csv-insights","command":"echo ran"}"#,
         ),
-        _ => support::answer("done"),
+        _ => crate::support::answer("done"),
     }
 }
 

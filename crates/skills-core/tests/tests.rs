@@ -16,6 +16,7 @@ mod it {
     mod lint;
     mod marketplace;
     mod props;
+    mod provider_conformance;
     mod search;
     mod support;
     mod tagging;

@@ -4,6 +4,8 @@
 
 #[path = "suite/common.rs"]
 mod common;
+#[path = "suite/conformance.rs"]
+mod conformance;
 #[path = "suite/exec.rs"]
 mod exec;
 #[path = "suite/hostile.rs"]

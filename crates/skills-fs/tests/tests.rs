@@ -2,7 +2,10 @@
 //! system (traversal, symlinks, binary and oversized files, broken `SKILL.md`
 //! files, odd roots), the resource listing and the [`FsProvider`] contract.
 //!
-//! One test binary; the modules live in `tests/it/`. Every bad-input test also
+//! One test binary; the modules live in `tests/it/` (URL and archive roots,
+//! `it::remote`, only with the `remote` feature). The `tracing` span test,
+//! `tests/spans.rs`, is a binary of its own: it installs the process-wide
+//! default subscriber. Every bad-input test also
 //! checks that a valid sibling skill in the same root still loads (see
 //! [`it::support::Root`]).
 //!
@@ -20,8 +23,11 @@ mod it {
     mod nested;
     mod paths;
     mod provider;
+    mod provider_conformance;
     mod races;
     mod reads;
+    #[cfg(feature = "remote")]
+    mod remote;
     mod skill_md;
     mod staleness;
     mod standard_roots;

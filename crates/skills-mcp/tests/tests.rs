@@ -20,6 +20,7 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use skills_fs::{FsOptions, FsProvider};
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer, serve_io};
+use skills_testkit::fixture::{self, Library, SkillDir};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::sync::mpsc;
 
@@ -29,34 +30,25 @@ const PNG: &[u8] =
     b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
 
 fn write(path: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, bytes).unwrap();
+    fixture::write_file(path, bytes).unwrap();
 }
 
 /// Two skills: `alpha` with a reference, a script, a binary image and a
 /// file whose name needs percent-encoding; `beta` with only `SKILL.md`.
 fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        &root.join("alpha/SKILL.md"),
-        b"---\nname: alpha\ndescription: Does alpha things. Use for alpha tasks.\nlicense: MIT\n---\n# Alpha\n\nRead references/guide.md.\n",
-    );
-    write(
-        &root.join("alpha/references/guide.md"),
-        b"# Guide\nline 2\nline 3\n",
-    );
-    write(
-        &root.join("alpha/scripts/run.sh"),
-        b"#!/bin/sh\necho alpha\n",
-    );
-    write(&root.join("alpha/assets/logo.png"), PNG);
-    write(&root.join("alpha/assets/my notes.txt"), b"notes\n");
-    write(
-        &root.join("beta/SKILL.md"),
-        b"---\nname: beta\ndescription: Does beta things.\n---\nBeta body.\n",
-    );
-    dir
+    Library::new()
+        .skill(
+            SkillDir::new("alpha", "Does alpha things. Use for alpha tasks.")
+                .frontmatter_line("license: MIT")
+                .body("# Alpha\n\nRead references/guide.md.\n")
+                .file("references/guide.md", "# Guide\nline 2\nline 3\n")
+                .file("scripts/run.sh", "#!/bin/sh\necho alpha\n")
+                .file("assets/logo.png", PNG)
+                .file("assets/my notes.txt", "notes\n"),
+        )
+        .skill(SkillDir::new("beta", "Does beta things.").body("Beta body.\n"))
+        .write_temp()
+        .unwrap()
 }
 
 async fn server_for(root: &Path, page_size: usize) -> SkillsServer {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use skills_agent::{SessionEvent, SessionStore};
 use skills_store::{PostgresStore, SqliteStore};
 
-use crate::conformance::message;
 use crate::fixture::{Fixture, Location};
+use skills_testkit::store::message;
 
 /// Events per append of the child writer.
 pub(crate) const BATCH: usize = 8;

@@ -3,7 +3,7 @@
 use crate::conformance;
 use crate::fixture;
 
-conformance::suite!(fixture::memory());
+skills_testkit::session_store_suite!(fixture::memory());
 
 /// The memory store's "killed writer": a writer task aborted at an arbitrary
 /// point of its append loop (a process kill takes the store with it).

@@ -4,7 +4,7 @@
 use crate::conformance;
 use crate::fixture;
 
-conformance::suite!(fixture::postgres().await);
+skills_testkit::session_store_suite!(fixture::postgres().await);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_writer_process_leaves_the_log_readable() {
@@ -15,7 +15,7 @@ async fn a_killed_writer_process_leaves_the_log_readable() {
 async fn two_servers_on_one_database_see_each_others_appends() {
     let fixture = fixture::postgres().await;
     let other = fixture.reopen().await;
-    conformance::two_handles(&fixture.store, &other).await;
+    skills_testkit::store::two_handles(&fixture.store, &other).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,4 +1,5 @@
-//! The session stores' tests: one conformance suite run against every store
+//! The session stores' tests: the conformance suite of `skills-testkit`
+//! (`skills_testkit::session_store_suite!`) run against every store
 //! (memory, SQLite, PostgreSQL), killed writers, schema versions, and resume
 //! across a restart.
 //!
@@ -7,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod conformance;
+mod conformance; // checks beyond the shared suite
 mod fixture;
 mod killed;
 mod memory;

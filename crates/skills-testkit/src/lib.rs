@@ -1,13 +1,30 @@
-//! `skills-testkit`: deterministic data for the workspace's tests and
-//! benchmarks.
+//! `skills-testkit`: the test-support crate of the workspace. Development
+//! only (never published, never a normal dependency of a library).
 //!
-//! Benchmarks and differential tests generate skills from a seed so that runs
-//! are comparable and failures reproduce. They used to carry private copies of
-//! the same generator; this crate is the one copy. It is a development
-//! dependency only and depends on nothing (not even `skills-core`), so any
-//! crate of the workspace can use it without a dependency cycle.
+//! * [`fixture`]: skill folders on disk ([`fixture::SkillDir`],
+//!   [`fixture::Library`]), the one writer the test crates share instead of
+//!   each carrying a copy.
+//! * `store` (feature `store`): the `SessionStore` conformance suite any
+//!   store implementor can run, and the `session_store_suite!` macro.
+//! * `provider` (feature `provider`): the `SkillProvider` conformance suite
+//!   any provider can run, over two skills it writes or defines itself.
+//! * `runtime` (feature `runtime`): the `WorkspaceRuntime` conformance
+//!   suite any runtime can run, over a skill it writes itself.
+//! * [`library`], [`marketplace`], [`Lcg`], [`words`]: deterministic data.
+//!   Benchmarks and differential tests generate skills from a seed so that
+//!   runs are comparable and failures reproduce.
+//!
+//! Without features it depends on `tempfile` only (not even `skills-core`),
+//! so any crate of the workspace can use it without a dependency cycle.
 
+pub mod fixture;
 pub mod library;
+#[cfg(feature = "provider")]
+pub mod provider;
+#[cfg(feature = "runtime")]
+pub mod runtime;
+#[cfg(feature = "store")]
+pub mod store;
 
 /// A seeded 64-bit linear congruential generator (Knuth's MMIX constants).
 ///

@@ -2,12 +2,14 @@
 //! official Python SDK; `tests/inspector.rs`, MCP Inspector's CLI): the
 //! built binary, the skill trees they serve, and an HTTP server process.
 //!
-//! Each test binary uses part of it.
-#![allow(dead_code)]
+//! Both are modules of the one test binary (`tests.rs`); each uses part of it.
+#![allow(dead_code, clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+
+use skills_testkit::fixture::{Library, SkillDir};
 
 /// A 1×1 PNG: a binary file, served as a base64 blob.
 pub(crate) const PNG: &[u8] =
@@ -22,33 +24,24 @@ pub(crate) fn skills() -> &'static str {
     env!("CARGO_BIN_EXE_skills")
 }
 
-pub(crate) fn write(path: &Path, bytes: &[u8]) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, bytes).unwrap();
+/// `notes`, a skill with only a `SKILL.md`, in both fixtures.
+fn notes() -> SkillDir {
+    SkillDir::new("notes", "Writes meeting notes.").body("Write the notes.\n")
 }
 
 /// Two skills, one with a reference, a script and a binary image.
 pub(crate) fn fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        &root.join("charts/SKILL.md"),
-        b"---\nname: charts\ndescription: Draws charts from CSV files. Use for plots.\n---\n# Charts\n\nSee references/styles.md.\n",
-    );
-    write(
-        &root.join("charts/references/styles.md"),
-        b"# Styles\nbar, line\n",
-    );
-    write(
-        &root.join("charts/scripts/plot.sh"),
-        b"#!/bin/sh\necho plotted\n",
-    );
-    write(&root.join("charts/assets/sample.png"), PNG);
-    write(
-        &root.join("notes/SKILL.md"),
-        b"---\nname: notes\ndescription: Writes meeting notes.\n---\nWrite the notes.\n",
-    );
-    dir
+    Library::new()
+        .skill(
+            SkillDir::new("charts", "Draws charts from CSV files. Use for plots.")
+                .body("# Charts\n\nSee references/styles.md.\n")
+                .file("references/styles.md", "# Styles\nbar, line\n")
+                .file("scripts/plot.sh", "#!/bin/sh\necho plotted\n")
+                .file("assets/sample.png", PNG),
+        )
+        .skill(notes())
+        .write_temp()
+        .unwrap()
 }
 
 /// A multi-segment skill with a skill nested in it, and a flat one:
@@ -66,27 +59,27 @@ pub(crate) fn fixture() -> tempfile::TempDir {
 /// `crates/skills-mcp/tests/it/paths.rs`): the URIs in [`NESTED_URIS`], the
 /// nested skill's files also in the manifest of `billing`.
 pub(crate) fn nested_fixture() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    write(
-        &root.join("acme/billing/SKILL.md"),
-        b"---\nname: billing\ndescription: Bills customers. Use for invoices.\nlicense: MIT\nmetadata:\n  team: money\n---\n# Billing\n\nSee references/rates.md.\n",
-    );
-    write(&root.join("acme/billing/references/rates.md"), b"# Rates\n");
-    write(
-        &root.join("acme/billing/refunds/SKILL.md"),
-        b"---\nname: refunds\ndescription: Refunds payments. Use for refunds.\nallowed-tools: Read Grep\n---\n# Refunds\n",
-    );
-    write(
-        &root.join("acme/billing/refunds/scripts/refund.sh"),
-        b"#!/bin/sh\necho refunded\n",
-    );
-    write(&root.join("acme/billing/refunds/assets/stamp.png"), PNG);
-    write(
-        &root.join("notes/SKILL.md"),
-        b"---\nname: notes\ndescription: Writes meeting notes.\n---\nWrite the notes.\n",
-    );
-    dir
+    Library::new()
+        .skill(
+            SkillDir::new("billing", "Bills customers. Use for invoices.")
+                .in_folder("acme/billing")
+                .frontmatter_line("license: MIT")
+                .frontmatter_line("metadata:")
+                .frontmatter_line("  team: money")
+                .body("# Billing\n\nSee references/rates.md.\n")
+                .file("references/rates.md", "# Rates\n"),
+        )
+        .skill(
+            SkillDir::new("refunds", "Refunds payments. Use for refunds.")
+                .in_folder("acme/billing/refunds")
+                .frontmatter_line("allowed-tools: Read Grep")
+                .body("# Refunds\n")
+                .file("scripts/refund.sh", "#!/bin/sh\necho refunded\n")
+                .file("assets/stamp.png", PNG),
+        )
+        .skill(notes())
+        .write_temp()
+        .unwrap()
 }
 
 /// The `SKILL.md` URIs of [`nested_fixture`], in listing order.
@@ -100,11 +93,10 @@ pub(crate) const NESTED_URIS: [&str; 3] = [
 /// loads it; MCP forbids it) and returns its name.
 pub(crate) fn add_unlistable_skill(root: &Path) -> String {
     let long = "a".repeat(70);
-    write(
-        &root.join(&long).join("SKILL.md"),
-        format!("---\nname: {long}\ndescription: A name too long for MCP.\n---\nLong.\n")
-            .as_bytes(),
-    );
+    SkillDir::new(&long, "A name too long for MCP.")
+        .body("Long.\n")
+        .write_in(root)
+        .unwrap();
     long
 }
 

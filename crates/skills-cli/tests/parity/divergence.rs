@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::cases::Case;
+use super::cases::Case;
 
 /// Why a case is not compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,7 +1,8 @@
-//! Shared by the test binaries that include it (`#[path]`): a fake
+//! Shared by the test binary (`tests.rs`) and `signals.rs`, which includes
+//! it with `#[path]`: a fake
 //! OpenAI-compatible model server on 127.0.0.1 and a child process watched
 //! by a hang detector.
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;

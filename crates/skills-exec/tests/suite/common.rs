@@ -2,6 +2,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
+use skills_testkit::fixture::SkillDir;
 use skills_workspace::{RunRequest, RunResult, SessionId, SkillSource, WorkspaceRuntime};
 
 /// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
@@ -42,28 +43,15 @@ pub(crate) fn example_skills() -> Vec<SkillSource> {
 
 /// Writes a generated skill with a script and a nested folder.
 pub(crate) fn generated_skill(parent: &Path, name: &str) -> SkillSource {
-    let dir = parent.join(name);
-    std::fs::create_dir_all(dir.join("scripts/lib")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: Generated for tests. Use when testing.\n---\nRun scripts/hello.sh.\n"),
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("scripts/hello.sh"),
-        "#!/bin/sh\necho \"hello from $SKILL_NAME\"\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("scripts/lib/data.txt"), "data\n").unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(
-            dir.join("scripts/hello.sh"),
-            std::fs::Permissions::from_mode(0o755),
+    let dir = SkillDir::new(name, "Generated for tests. Use when testing.")
+        .body("Run scripts/hello.sh.\n")
+        .executable(
+            "scripts/hello.sh",
+            "#!/bin/sh\necho \"hello from $SKILL_NAME\"\n",
         )
+        .file("scripts/lib/data.txt", "data\n")
+        .write_in(parent)
         .unwrap();
-    }
     SkillSource::folder(name, dir.display().to_string())
 }
 

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use skills_exec::{InMemoryArtifacts, LocalRuntime, SandboxRuntime};
+use skills_testkit::fixture::SkillDir;
 use skills_workspace::{
     Attachment, ExecRequest, InputSpec, RunRequest, SkillSource, WorkspaceErrorKind,
     WorkspaceRuntime,
@@ -197,26 +198,21 @@ async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
 /// `renameat2(RENAME_EXCHANGE)` in a loop for a few seconds (python3's
 /// ctypes; glibc has had `renameat2` since 2.28).
 fn exchanger(parent: &Path) -> SkillSource {
-    let dir = parent.join("swapper");
-    std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: swapper\ndescription: Swaps folders. Use in tests.\n---\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("scripts/swap.py"),
-        "import ctypes, sys, time\n\
-         libc = ctypes.CDLL(None, use_errno=True)\n\
-         a, b, secs = sys.argv[1].encode(), sys.argv[2].encode(), float(sys.argv[3])\n\
-         end, n = time.time() + secs, 0\n\
-         print('swapping', flush=True)\n\
-         while time.time() < end:\n\
-         \x20   if libc.renameat2(-100, a, -100, b, 2) == 0:\n\
-         \x20       n += 1\n\
-         print('swapped', n, flush=True)\n",
-    )
-    .unwrap();
+    let dir = SkillDir::new("swapper", "Swaps folders. Use in tests.")
+        .file(
+            "scripts/swap.py",
+            "import ctypes, sys, time\n\
+             libc = ctypes.CDLL(None, use_errno=True)\n\
+             a, b, secs = sys.argv[1].encode(), sys.argv[2].encode(), float(sys.argv[3])\n\
+             end, n = time.time() + secs, 0\n\
+             print('swapping', flush=True)\n\
+             while time.time() < end:\n\
+             \x20   if libc.renameat2(-100, a, -100, b, 2) == 0:\n\
+             \x20       n += 1\n\
+             print('swapped', n, flush=True)\n",
+        )
+        .write_in(parent)
+        .unwrap();
     SkillSource::folder("swapper", dir.display().to_string())
 }
 

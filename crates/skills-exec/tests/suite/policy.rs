@@ -1,4 +1,5 @@
 use skills_exec::{CommandPolicy, LocalRuntime};
+use skills_testkit::fixture::SkillDir;
 use skills_workspace::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
 
 use crate::common::*;
@@ -111,41 +112,19 @@ async fn policy_mode_refuses_shell_and_risky_env() {
 /// A skill with fake multi-call and privilege programs (perl scripts, so
 /// they run where perl is) and scripts whose `#!` names a program.
 fn launcher_skill(parent: &std::path::Path) -> skills_workspace::SkillSource {
-    let dir = parent.join("launch");
-    std::fs::create_dir_all(dir.join("fakes")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: launch\ndescription: Launchers. Use in tests.\n---\n",
-    )
-    .unwrap();
     let fake = "#!/usr/bin/perl\nprint \"fake @ARGV\\n\";\n";
-    for name in ["busybox", "sudo", "doas"] {
-        std::fs::write(dir.join("fakes").join(name), fake).unwrap();
-    }
-    std::fs::write(dir.join("sh-script"), "#!/bin/sh\necho from-sh\n").unwrap();
-    std::fs::write(
-        dir.join("env-script"),
-        "#!/usr/bin/env bash\necho from-bash\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("perl-script"),
-        "#!/usr/bin/perl -w\nprint \"from-perl\\n\";\n",
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        for f in [
-            "fakes/busybox",
-            "fakes/sudo",
-            "fakes/doas",
-            "sh-script",
-            "env-script",
+    let dir = SkillDir::new("launch", "Launchers. Use in tests.")
+        .executable("fakes/busybox", fake)
+        .executable("fakes/sudo", fake)
+        .executable("fakes/doas", fake)
+        .executable("sh-script", "#!/bin/sh\necho from-sh\n")
+        .executable("env-script", "#!/usr/bin/env bash\necho from-bash\n")
+        .executable(
             "perl-script",
-        ] {
-            std::fs::set_permissions(dir.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
-        }
-    }
+            "#!/usr/bin/perl -w\nprint \"from-perl\\n\";\n",
+        )
+        .write_in(parent)
+        .unwrap();
     skills_workspace::SkillSource::folder("launch", dir.display().to_string())
 }
 

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use skills_core::{ErrorKind, SkillProvider};
 use skills_fs::{FileStat, FsEnv, FsOptions, FsProvider, ManualClock, RealFs, Vfs};
+use skills_testkit::fixture::SkillDir;
 use tokio::task::JoinSet;
 
 use super::support::{GOOD_GUIDE, Root, block_on, write_file};
@@ -26,8 +27,13 @@ const COOLDOWN: Duration = Duration::from_secs(2);
 /// The skills present from start to end: never removed, edited often.
 const STABLE: &[&str] = &["alpha", "beta", "gamma", "delta"];
 
+/// The skill `name` whose body says `body`.
+fn skill(name: &str, body: &str) -> SkillDir {
+    SkillDir::new(name, &format!("The {name} skill. Use it for tests.")).body(format!("{body}\n"))
+}
+
 fn skill_md(name: &str, body: &str) -> String {
-    format!("---\nname: {name}\ndescription: The {name} skill. Use it for tests.\n---\n{body}\n")
+    String::from_utf8(skill(name, body).skill_md()).expect("UTF-8")
 }
 
 /// Replaces a file through a temporary file and a rename, as editors save: a
@@ -41,12 +47,11 @@ fn save_atomically(path: &Path, contents: &str) {
 /// Creates the skill folder `name` with `body` aside, then renames it into the
 /// root in one step.
 fn add_skill(root: &Root, name: &str, body: &str) {
-    let staged = root.outside().join(format!("staged-{name}"));
-    write_file(&staged.join("SKILL.md"), skill_md(name, body));
-    write_file(
-        &staged.join("references/guide.md"),
-        format!("{name} guide\n"),
-    );
+    let staged = skill(name, body)
+        .in_folder(&format!("staged-{name}"))
+        .file("references/guide.md", format!("{name} guide\n"))
+        .write_in(&root.outside())
+        .expect("stage the skill");
     fs::rename(&staged, root.join(name)).expect("move the skill in");
 }
 

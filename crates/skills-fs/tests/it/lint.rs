@@ -6,6 +6,7 @@ use std::path::Path;
 
 use skills_core::{Code, Mode, SkillProvider, ValidationOptions};
 use skills_fs::{FsOptions, FsProvider, SkillFs, lint_skill_dir, resource_facts};
+use skills_testkit::fixture::SkillDir;
 use skills_testkit::marketplace::MarketSkill;
 
 use super::support::{block_on, write_file};
@@ -99,29 +100,22 @@ fn a_derived_name_that_collides_is_reported() {
 /// A skill shaped like a well-known PDF skill, whose body names `FORMS.md` and
 /// `REFERENCE.md` while the files are `forms.md` and `reference.md`.
 fn pdf_skill(root: &Path) -> std::path::PathBuf {
-    let dir = root.join("pdf");
-    write_file(
-        &dir.join("SKILL.md"),
-        "---\nname: pdf\ndescription: Comprehensive PDF manipulation toolkit for extracting text and tables, creating new PDFs, merging and splitting documents, and handling forms.\nlicense: Proprietary\n---\n\n# PDF Processing Guide\n\n## Overview\n\nFor advanced features, JavaScript libraries, and detailed examples, see REFERENCE.md.\nIf you need to fill out a PDF form, read FORMS.md and follow its instructions.\n\nCheck fields with `scripts/check_fillable_fields.py`, then [fill them](scripts/fill_form.py).\nSee https://pypi.org/project/pypdf/ and [the top](#overview), e.g. for `output.pdf`.\n\n```bash\npython scripts/not_a_file.py input.pdf\n```\n\nThe schema is in `references/schema.md`.\n",
-    );
-    write_file(
-        &dir.join("forms.md"),
-        "# Forms\n\nUse `scripts/fill_form.py`.\n",
-    );
-    write_file(
-        &dir.join("reference.md"),
+    SkillDir::new(
+        "pdf",
+        "Comprehensive PDF manipulation toolkit for extracting text and tables, creating new PDFs, merging and splitting documents, and handling forms.",
+    )
+    .frontmatter_line("license: Proprietary")
+    .body("\n# PDF Processing Guide\n\n## Overview\n\nFor advanced features, JavaScript libraries, and detailed examples, see REFERENCE.md.\nIf you need to fill out a PDF form, read FORMS.md and follow its instructions.\n\nCheck fields with `scripts/check_fillable_fields.py`, then [fill them](scripts/fill_form.py).\nSee https://pypi.org/project/pypdf/ and [the top](#overview), e.g. for `output.pdf`.\n\n```bash\npython scripts/not_a_file.py input.pdf\n```\n\nThe schema is in `references/schema.md`.\n")
+    .file("forms.md", "# Forms\n\nUse `scripts/fill_form.py`.\n")
+    .file(
+        "reference.md",
         "# Reference\n\nThe details are in [details](references/details.md).\n",
-    );
-    write_file(&dir.join("references/details.md"), "# Details\n");
-    write_file(
-        &dir.join("scripts/check_fillable_fields.py"),
-        "import sys\n",
-    );
-    write_file(
-        &dir.join("scripts/fill_form.py"),
-        "#!/usr/bin/env python3\nimport sys\n",
-    );
-    dir
+    )
+    .file("references/details.md", "# Details\n")
+    .file("scripts/check_fillable_fields.py", "import sys\n")
+    .file("scripts/fill_form.py", "#!/usr/bin/env python3\nimport sys\n")
+    .write_in(root)
+    .expect("write the pdf skill")
 }
 
 #[test]

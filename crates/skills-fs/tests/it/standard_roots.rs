@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use skills_core::{Code, Diagnostic, ErrorKind, SkillProvider};
 use skills_fs::{FsOptions, StandardProvider, StandardRoots};
 use skills_fs::{Scope, StandardRoot, project_dirs};
+use skills_testkit::fixture::SkillDir;
 use tempfile::TempDir;
 
 use super::support::{block_on, expect_kind, write_file};
@@ -46,13 +47,10 @@ impl World {
 
     /// Writes a valid skill `<root>/<name>/SKILL.md` whose body says `body`.
     fn skill(&self, root: &str, name: &str, body: &str) -> PathBuf {
-        write_file(
-            &self.path(&format!("{root}/{name}/SKILL.md")),
-            format!(
-                "---\nname: {name}\ndescription: The {name} skill. Use it in tests.\n---\n{body}\n"
-            ),
-        );
-        self.path(&format!("{root}/{name}"))
+        SkillDir::new(name, &format!("The {name} skill. Use it in tests."))
+            .body(format!("{body}\n"))
+            .write_in(&self.path(root))
+            .expect("write skill")
     }
 
     fn git_dir(&self) {

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Error, ErrorKind, ResourceContent, Skill, SkillProvider};
 use skills_fs::{FsOptions, FsProvider};
+use skills_testkit::fixture::{self, SkillDir};
 use tempfile::TempDir;
 
 /// The `SKILL.md` of the valid sibling skill. Small on purpose: tests that
@@ -57,12 +58,12 @@ impl Root {
     /// component of `dir`.
     pub(crate) fn skill(&self, dir: &str, body: &str) -> PathBuf {
         let name = dir.rsplit('/').next().unwrap_or(dir);
-        self.write(
-            &format!("{dir}/SKILL.md"),
-            format!(
-                "---\nname: {name}\ndescription: The {name} skill. Use it for tests.\n---\n{body}\n"
-            ),
-        )
+        SkillDir::new(name, &format!("The {name} skill. Use it for tests."))
+            .in_folder(dir)
+            .body(format!("{body}\n"))
+            .write_in(&self.path())
+            .expect("write skill")
+            .join("SKILL.md")
     }
 
     /// A provider over this root with default options.
@@ -78,11 +79,7 @@ impl Root {
 
 /// Writes `path`, creating parent folders.
 pub(crate) fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> PathBuf {
-    if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).expect("create parent folders");
-    }
-    fs::write(path, contents).expect("write file");
-    path.to_path_buf()
+    fixture::write_file(path, contents).expect("write file")
 }
 
 pub(crate) fn block_on<F: std::future::Future>(future: F) -> F::Output {

@@ -14,6 +14,7 @@ use rmcp::model::{
 use rmcp::service::RunningService;
 use skills_core::SkillProvider as _;
 use skills_fs::{FsOptions, FsProvider};
+use skills_testkit::fixture::SkillDir;
 
 use crate::{assert_like_oracle, bytes_of, connect, server_for, write};
 
@@ -34,13 +35,16 @@ pub(crate) fn nested_tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     let skill = |path: &str, name: &str, extra: &str| {
-        write(
-            &root.join(path).join("SKILL.md"),
-            format!(
-                "---\nname: {name}\ndescription: The {name} skill. Use it for {name}.\n{extra}---\n# {name}\n"
+        extra
+            .lines()
+            .fold(
+                SkillDir::new(name, &format!("The {name} skill. Use it for {name}.")),
+                SkillDir::frontmatter_line,
             )
-            .as_bytes(),
-        );
+            .in_folder(path)
+            .body(format!("# {name}\n"))
+            .write_in(root)
+            .unwrap();
     };
     skill(
         "acme/billing",

@@ -1,7 +1,8 @@
 //! URL roots (F-PRV-8) against a real HTTP server on 127.0.0.1, serving archives
 //! built here. The server is hand-written HTTP/1.1 so it can misbehave: trickle
 //! bytes, close mid-body, lie about Content-Length, hold responses back.
-#![cfg(feature = "remote")]
+//!
+//! Only with the `remote` feature (`tests.rs` declares the module under it).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -1007,7 +1008,7 @@ fn two_processes_download_the_same_url_at_once() {
         .map(|_| {
             std::process::Command::new(&exe)
                 .args([
-                    "helper_resolve",
+                    "it::remote::helper_resolve",
                     "--exact",
                     "--ignored",
                     "--nocapture",
@@ -1614,7 +1615,12 @@ impl tracing::Subscriber for Recorder {
 #[test]
 fn downloads_extraction_and_installs_are_traced_and_refusals_are_warned() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["helper_trace", "--exact", "--nocapture", "--test-threads=1"])
+        .args([
+            "it::remote::helper_trace",
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("SKILLS_REMOTE_TRACE_TEST", "1")
         .output()
         .unwrap();

@@ -1,0 +1,16 @@
+//! Integration tests of the `skills` binary: one test binary, a module per
+//! area (the files beside this one). Two timing-sensitive tests keep
+//! binaries of their own, so that nothing else runs in their process while
+//! they send signals and time exits: `signals.rs` and `mcp_shutdown.rs`.
+
+mod mcp_support;
+mod support;
+
+mod agent;
+mod cli;
+mod inspector;
+mod mcp;
+mod parity;
+mod report;
+mod run;
+mod verbose;
