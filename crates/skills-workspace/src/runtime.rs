@@ -80,7 +80,7 @@ pub trait WorkspaceRuntime: MaybeSend + MaybeSync + fmt::Debug {
     }
 
     /// Places inputs into the workspace (also done by [`run`](WorkspaceRuntime::run)
-    /// for [`RunRequest::inputs`]).
+    /// for [`CommandSpec::inputs`](crate::CommandSpec::inputs)).
     async fn stage_inputs(
         &self,
         session_id: &SessionId,

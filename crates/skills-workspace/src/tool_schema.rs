@@ -1,7 +1,6 @@
 //! JSON Schemas of the tool arguments a model sends, derived with schemars
-//! from [`RunRequest`](crate::RunRequest), [`ExecRequest`](crate::ExecRequest),
-//! [`WriteStdinRequest`](crate::WriteStdinRequest),
-//! [`PollRequest`](crate::PollRequest) and [`KillRequest`](crate::KillRequest)
+//! from [`RunRequest`], [`ExecRequest`], [`WriteStdinRequest`],
+//! [`PollRequest`] and [`KillRequest`]
 //! (so a field added to a request is in its schema), for a `skill_run` /
 //! `skill_exec` tool built on an `Arc<dyn WorkspaceRuntime>`.
 //!

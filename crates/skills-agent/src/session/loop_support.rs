@@ -41,7 +41,7 @@ impl Session {
 
     /// Whether a call to `tool` goes to the caller (a user tool, or a pool
     /// tool a loaded skill exposes): [`Session::handle_tool_call`] answers
-    /// [`Dispatch::External`] for exactly these.
+    /// [`Dispatch::External`](crate::Dispatch::External) for exactly these.
     pub fn is_user_tool(&self, tool: &str) -> bool {
         if self.is_skill_tool(tool) {
             return false;

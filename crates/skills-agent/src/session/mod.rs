@@ -151,10 +151,10 @@ pub enum Dispatch {
 
 /// One agent's conversation with its skills.
 ///
-/// It is made of three parts with one job each: the [`Transcript`]
-/// (append-only, with the load state replayed from it), the [`Disclosure`]
+/// It is made of three parts with one job each: the transcript
+/// (append-only, with the load state replayed from it), the disclosure
 /// state (the pinned catalog and stable system block, the deltas announced,
-/// the loaded bodies) and the [`ToolTable`] (the skill tools, built once).
+/// the loaded bodies) and the tool table (the skill tools, built once).
 #[derive(Debug)]
 pub struct Session {
     /// The session's id (workspaces of execution runtimes are per id).
