@@ -1,9 +1,10 @@
 //! The server's own cost, without a Python client: rmcp's client over an
 //! in-process pipe against `SkillsServer` on the filesystem provider.
 //!
-//! * `round_trip`: `skills/get` of a cached skill and `resources/read` of a
-//!   2 KiB file, one request at a time, against `ping` (the SDK and pipe
-//!   cost) as the baseline.
+//! * `round_trip`: `skills/get` of a cached skill, `resources/read` of a
+//!   2 KiB file and the fallback tool `load_skill` (`tools/call`), one
+//!   request at a time, against `ping` (the SDK and pipe cost) as the
+//!   baseline.
 //! * `concurrent_16`: 16 clients (16 sessions) each sending one
 //!   `resources/read` at once, against 16 concurrent `ping`s.
 //!
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmcp::model::{GetSkillRequestParams, ReadResourceRequestParams};
+use rmcp::model::{CallToolRequestParams, GetSkillRequestParams, ReadResourceRequestParams};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt as _};
 use skills_fs::{FsOptions, FsProvider};
@@ -82,6 +83,17 @@ fn bench(c: &mut Criterion) {
     group.bench_function("resources_read_2k", |b| {
         b.to_async(&rt)
             .iter(|| async { one.read_resource(read()).await.unwrap() })
+    });
+    let load = || {
+        let args = serde_json::json!({"name": "bench-skill"});
+        CallToolRequestParams::new("load_skill").with_arguments(args.as_object().unwrap().clone())
+    };
+    group.bench_function("tools_call_load_skill", |b| {
+        b.to_async(&rt).iter(|| async {
+            let result = one.call_tool(load()).await.unwrap();
+            assert_ne!(result.is_error, Some(true));
+            result
+        })
     });
     group.finish();
 
