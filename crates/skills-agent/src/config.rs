@@ -574,7 +574,7 @@ impl Agent {
             session_id,
             loaded: &loaded,
             provider: self.provider(),
-            load_tool: self.surface().load_tool(),
+            surface: self.surface(),
         };
         Some(run.call(&context, op, tool, arguments).await)
     }

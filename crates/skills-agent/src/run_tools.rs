@@ -14,7 +14,6 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use skills_core::SkillProvider;
 use skills_workspace::{
@@ -23,8 +22,8 @@ use skills_workspace::{
 };
 
 use crate::library::MAX_NAME_LEN;
-use crate::surface::{Operation, Surface, tool_spec};
-use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, decoded_arguments};
+use crate::surface::{Operation, Surface, expected_args, tool_spec};
+use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip, parse_args};
 
 /// The runtime an agent runs skill commands on, and how.
 #[derive(Clone)]
@@ -47,13 +46,14 @@ impl fmt::Debug for RunTools {
 }
 
 /// Who is calling a run tool: the workspace, the skills counted as loaded,
-/// where to stage from, the load tool's name for messages.
+/// where to stage from, the agent's surface (its load tool and argument
+/// shapes, for messages).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunContext<'a> {
     pub(crate) session_id: &'a SessionId,
     pub(crate) loaded: &'a BTreeSet<String>,
     pub(crate) provider: &'a Arc<dyn SkillProvider>,
-    pub(crate) load_tool: &'a str,
+    pub(crate) surface: &'a Surface,
 }
 
 impl RunTools {
@@ -78,33 +78,34 @@ impl RunTools {
     ) -> Result<String, ToolError> {
         let session = context.session_id;
         let runtime = &self.runtime;
+        let expected = expected_args(context.surface, op);
         match op {
             Operation::Run => {
-                let request: RunRequest = parse(tool, arguments)?;
+                let request: RunRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
                 let result = runtime.run(session, &request).await;
                 Ok(json(&result.map_err(workspace_error)?))
             }
             Operation::Exec => {
-                let request: ExecRequest = parse(tool, arguments)?;
+                let request: ExecRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
                 let output = runtime.start_exec(session, &request).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
             Operation::WriteStdin => {
-                let request: WriteStdinRequest = parse(tool, arguments)?;
+                let request: WriteStdinRequest = parse_args(tool, arguments, expected)?;
                 let output = runtime.write_stdin(session, &request).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
             Operation::Poll => {
-                let request: PollRequest = parse(tool, arguments)?;
+                let request: PollRequest = parse_args(tool, arguments, expected)?;
                 let output = runtime
                     .poll_exec(session, &request.session_id, request.yield_ms)
                     .await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
             Operation::Kill => {
-                let request: KillRequest = parse(tool, arguments)?;
+                let request: KillRequest = parse_args(tool, arguments, expected)?;
                 let output = runtime.kill_exec(session, &request.session_id).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
@@ -124,7 +125,7 @@ impl RunTools {
                 format!(
                     "the skill `{}` is not loaded; call `{}` with it first, then run its commands",
                     clip(skill),
-                    context.load_tool
+                    context.surface.load_tool()
                 ),
             ));
         }
@@ -161,18 +162,6 @@ fn workspace_error(err: WorkspaceError) -> ToolError {
         _ => ToolErrorKind::Failed,
     };
     ToolError::new(kind, err.to_string())
-}
-
-fn parse<T: DeserializeOwned>(tool: &str, arguments: &Value) -> Result<T, ToolError> {
-    let invalid = |why: String| {
-        ToolError::new(
-            ToolErrorKind::InvalidArguments,
-            format!("bad arguments for `{tool}`: {why}"),
-        )
-    };
-    let value = decoded_arguments(arguments)
-        .map_err(|err| invalid(format!("not valid JSON ({})", clip(&err.to_string()))))?;
-    T::deserialize(&*value).map_err(|err| invalid(clip(&err.to_string())))
 }
 
 fn json<T: serde::Serialize>(value: &T) -> String {

@@ -459,6 +459,7 @@ pub(crate) fn expected_args(surface: &Surface, op: Operation) -> &'static str {
         // The run tools' requests explain themselves (see `tool_schema`).
         (_, Operation::Run | Operation::Exec) => r#"{"skill": string, "command": string, …}"#,
         (_, Operation::WriteStdin) => r#"{"session_id": string, "chars"?: string, …}"#,
-        (_, Operation::Poll | Operation::Kill) => r#"{"session_id": string}"#,
+        (_, Operation::Poll) => r#"{"session_id": string, "yield_ms"?: integer}"#,
+        (_, Operation::Kill) => r#"{"session_id": string}"#,
     }
 }

@@ -84,7 +84,10 @@ async fn bad_run_arguments_are_a_tool_error() {
     let mut session = agent.start_session().await.expect("session");
     let bad = call(&mut session, "run_skill_command", json!({"command": 5})).await;
     assert!(
-        bad.is_error && bad.content.contains("bad arguments"),
+        bad.is_error
+            && bad
+                .content
+                .contains("invalid arguments for `run_skill_command`"),
         "{}",
         bad.content
     );

@@ -274,7 +274,7 @@ impl Session {
             session_id: &self.id,
             loaded: &loaded,
             provider: self.agent.provider(),
-            load_tool: self.agent.surface().load_tool(),
+            surface: self.agent.surface(),
         };
         let text = run.call(&context, op, &call.name, &call.arguments).await?;
         Ok(Message::tool_result(&call.id, &call.name, text))

@@ -371,7 +371,7 @@ fn run_tools_follow_the_surface_and_the_interactive_switch() {
     assert!(
         message
             .content
-            .contains("bad arguments for `run_skill_command`"),
+            .contains("invalid arguments for `run_skill_command`"),
         "{}",
         message.content
     );
