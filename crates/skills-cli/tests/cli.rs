@@ -1870,6 +1870,33 @@ fn validate_lint_warnings_never_change_the_exit_code() {
     }
 }
 
+#[test]
+fn validate_flags_a_description_that_narrates_the_workflow() {
+    let root = Root::new();
+    root.write(
+        "forms/SKILL.md",
+        "---\nname: forms\ndescription: Extracts the fields of a PDF, then merges them with the CRM record, then fills the form. Use when a user shares a PDF form.\n---\n# Forms\n",
+    )
+    .write(
+        "csv/SKILL.md",
+        "---\nname: csv\ndescription: Summarizes CSV files. If a file is large, then sample it. Use when a user shares a CSV.\n---\n# CSV\n",
+    );
+    let out = run(&with_root(&["validate"], &root.arg())).expect_code(0);
+    assert!(
+        out.stdout.contains(
+            "forms/SKILL.md:3: warning[lint-description-workflow]: the description narrates the workflow (`then`, `then`): say what the skill is for and when to use it, and keep the steps in the body"
+        ),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        out.stdout.matches("lint-description-workflow").count(),
+        1,
+        "{}",
+        out.stdout
+    );
+}
+
 /// A skill whose `SKILL.md` cannot be read (a symlink loop: `ELOOP`, which
 /// root cannot bypass the way it bypasses file modes) fails `validate` and is
 /// counted on stderr by `list` and `catalog`.

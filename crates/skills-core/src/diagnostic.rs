@@ -167,6 +167,9 @@ codes! {
     LintNestedReference => "lint-nested-reference",
     /// Lint: the description does not say when to use the skill.
     LintDescriptionNoTrigger => "lint-description-no-trigger",
+    /// Lint: the description narrates the skill's steps (`…, then …, then …`)
+    /// instead of saying what the skill is for and when to use it.
+    LintDescriptionWorkflow => "lint-description-workflow",
     /// Lint: a script has no `#!` line.
     LintScriptNoShebang => "lint-script-no-shebang",
     /// Lint: a script with a `#!` line is not executable.

@@ -74,7 +74,8 @@ pub use in_code::{
 };
 pub use layered::{FilteredProvider, LayeredProvider, SkillFilter, SwappableProvider};
 pub use lint::{
-    MAX_BODY_LINES, MAX_BODY_TOKENS, ResourceFact, lint_skill, mentioned_paths, says_when,
+    MAX_BODY_LINES, MAX_BODY_TOKENS, ResourceFact, lint_skill, mentioned_paths, narrates_workflow,
+    says_when,
 };
 pub use metadata::{
     ContextMode, EXTENSION_FIELDS, Extensions, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS,

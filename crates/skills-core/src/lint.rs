@@ -236,17 +236,25 @@ pub fn lint_skill(document: &SkillDocument, resources: &[ResourceFact]) -> Vec<D
     // When to use.
     let meta = &document.metadata;
     if meta.extensions.when_to_use.is_none() && !says_when(&meta.description) {
-        let line = meta
-            .raw_frontmatter
-            .lines()
-            .position(|l| l.starts_with("description:"))
-            .map_or(1, |i| i + 2);
         out.push(
             Diagnostic::warning(
                 Code::LintDescriptionNoTrigger,
                 "the description does not say when to use the skill: add a sentence such as `Use when the user asks to ...`",
             )
-            .at_line(u32::try_from(line).unwrap_or(1)),
+            .at_line(description_line(meta)),
+        );
+    }
+
+    // A description that narrates the steps.
+    if let Some(marker) = narrates_workflow(&meta.description) {
+        out.push(
+            Diagnostic::warning(
+                Code::LintDescriptionWorkflow,
+                format!(
+                    "the description narrates the workflow (`{marker}`): say what the skill is for and when to use it, and keep the steps in the body; a model that reads steps in the description may follow them without loading the skill"
+                ),
+            )
+            .at_line(description_line(meta)),
         );
     }
 
@@ -328,6 +336,77 @@ pub fn says_when(description: &str) -> bool {
                     | "with"
             )
     })
+}
+
+/// The line of `SKILL.md` with the `description:` field (1 when not found).
+fn description_line(meta: &crate::metadata::SkillMetadata) -> u32 {
+    let line = meta
+        .raw_frontmatter
+        .lines()
+        .position(|l| l.starts_with("description:"))
+        .map_or(1, |i| i + 2);
+    u32::try_from(line).unwrap_or(1)
+}
+
+/// Words that chain steps (`…, then …`); a description with two of them, or
+/// `first` and one of them, narrates a workflow.
+const SEQUENCE_WORDS: &[&str] = &["afterwards", "finally", "subsequently", "then"];
+
+/// Two-word phrases that chain steps.
+const SEQUENCE_PHRASES: &[(&str, &str)] = &[("after", "that"), ("followed", "by")];
+
+/// Arrows that chain steps (`collect → analyse → report`) when two of them are
+/// in one sentence; a single arrow (`csv → json`, `not for X → use Y`) is not a
+/// workflow.
+const ARROWS: &[&str] = &["->", "=>", "→", "⇒"];
+
+/// The documented "narrates the workflow" heuristic: the description has two
+/// sequence words (`then`, `finally`, `afterwards`, `subsequently`, `after
+/// that`, `followed by`), or `first` before one of them, or a sentence (or list
+/// item) with two arrows. Returns the words or arrows found, for the message.
+///
+/// A single `then` (`if the file is large, then split it`) is not a workflow,
+/// and neither is a list of what the skill can do; hyphenated words
+/// (`architecture-first`) are one word.
+pub fn narrates_workflow(description: &str) -> Option<String> {
+    let lower = description.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric() && c != '-')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut found: Vec<String> = Vec::new();
+    let mut first_before = false;
+    for (i, word) in words.iter().enumerate() {
+        if SEQUENCE_WORDS.contains(word) {
+            found.push((*word).to_owned());
+        } else if let Some(next) = words.get(i + 1)
+            && SEQUENCE_PHRASES.contains(&(*word, *next))
+        {
+            found.push(format!("{word} {next}"));
+        } else if *word == "first" && found.is_empty() {
+            first_before = true;
+        }
+    }
+    // `first …, then …` chains; `then do it first` does not.
+    if first_before && !found.is_empty() {
+        found.insert(0, "first".to_owned());
+    }
+    if found.len() >= 2 {
+        found.truncate(3);
+        return Some(found.join("`, `"));
+    }
+    // Sentences and list items: split on sentence ends, new lines and ` - `.
+    let chained = lower
+        .split(['\n', '.', ';', '。', '；', '!', '?'])
+        .flat_map(|sentence| sentence.split(" - "))
+        .any(|part| {
+            ARROWS
+                .iter()
+                .map(|a| part.matches(a).count())
+                .sum::<usize>()
+                >= 2
+        });
+    chained.then(|| "→".to_owned())
 }
 
 fn is_script(path: &str) -> bool {

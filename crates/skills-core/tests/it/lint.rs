@@ -2,7 +2,9 @@
 //! stays quiet on the look-alikes that are not problems.
 
 use skills_core::{Code, Diagnostic, SkillDocument, ValidationOptions};
-use skills_core::{MAX_BODY_LINES, ResourceFact, lint_skill, mentioned_paths, says_when};
+use skills_core::{
+    MAX_BODY_LINES, ResourceFact, lint_skill, mentioned_paths, narrates_workflow, says_when,
+};
 
 use super::support::parse_in_dir;
 
@@ -185,6 +187,40 @@ fn descriptions_that_do_not_say_when() {
         "Uses the API to list users.",
     ] {
         assert!(!says_when(bad), "{bad}");
+    }
+}
+
+#[test]
+fn descriptions_that_narrate_the_workflow() {
+    let src = "---\nname: forms\ndescription: Extracts the fields of a PDF, then merges them with the \
+               CRM record, then fills the form. Use when a user shares a PDF form.\n---\nBody.\n";
+    let lint = lint_skill(&doc("forms", src), &[]);
+    assert_eq!(codes(&lint), vec!["lint-description-workflow"]);
+    assert_eq!(lint[0].line, Some(3));
+    assert!(
+        lint[0].message.contains("`then`, `then`"),
+        "{}",
+        lint[0].message
+    );
+    assert!(lint[0].message.contains("keep the steps in the body"));
+    for narrated in [
+        "First checks the repository, then opens a pull request. Use for releases.",
+        "Collects news -> analyses it -> writes the report. Use every morning.",
+        "每日报告：新闻采集→分析→飞书文档报告。",
+        "Builds the image, followed by a push, and finally a deploy. Use when shipping.",
+        "Lints the code. After that it formats it and then commits. Use before a commit.",
+    ] {
+        assert!(narrates_workflow(narrated).is_some(), "{narrated}");
+    }
+    for fine in [
+        "Fills PDF forms. Use when a user shares a PDF form.",
+        "Splits large files. If a file is over 1 GB, then split it first. Use for uploads.",
+        "Converts CSV → JSON. Use when a user shares a spreadsheet.",
+        "Not for shopping → use personal-shopper. - Not for news → answer directly.",
+        "Use to open investigation issues with concrete next steps.",
+        "Architecture-first design: plans the layout, then checks it. Use when building a UI.",
+    ] {
+        assert_eq!(narrates_workflow(fine), None, "{fine}");
     }
 }
 
