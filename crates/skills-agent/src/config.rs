@@ -575,8 +575,9 @@ impl Agent {
             loaded: &loaded,
             provider: self.provider(),
             surface: self.surface(),
+            attachments: &[],
         };
-        Some(run.call(&context, op, tool, arguments).await)
+        Some(run.call(&context, op, tool, arguments).await.result)
     }
 
     /// The run operation behind `tool`, when this agent offers run tools

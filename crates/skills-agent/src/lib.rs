@@ -54,6 +54,7 @@
 //! `skills-fs` or `skills-exec`: those plug in through
 //! [`skills_core::SkillProvider`] and [`skills_workspace::WorkspaceRuntime`].
 
+mod attachment;
 mod config;
 mod library;
 mod mention;
@@ -72,13 +73,14 @@ mod store;
 mod surface;
 mod tool;
 
+pub use attachment::{Attachment, MAX_ATTACHMENT_NAME_LEN};
 pub use config::{
     Agent, AgentBuilder, BuildError, BuildErrorKind, CatalogMode, Lifetime, Materialization,
     Profile, PromptContext, PromptHook, ReattachBudget,
 };
 pub use library::Library;
 pub use mention::MAX_MENTIONS;
-pub use message::{Message, Role, ToolCall};
+pub use message::{Message, Role, ToolCall, UserInput};
 pub use model::{
     Model, ModelError, ModelErrorKind, ModelEvent, ModelResponse, ModelStream, Retry, StopReason,
     Usage, completed_events,

@@ -12,6 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use skills_core::{SkillInjection, TaggedMessage};
 
+use crate::attachment::Attachment;
+
 pub use skills_core::Role;
 
 /// Metadata key naming the doc selection a tool result recorded
@@ -28,6 +30,9 @@ pub(crate) const CATALOG_DELTA_KEY: &str = "skills.catalog_delta";
 /// Metadata key marking a compaction boundary (F-DIS-13). The request view
 /// starts at the last message that carries it.
 pub(crate) const COMPACTION_KEY: &str = "skills.compaction";
+/// Metadata key on a run tool's result: how many of the conversation's
+/// attachments (counted in transcript order) are staged in the workspace.
+pub(crate) const STAGED_KEY: &str = "skills.staged_attachments";
 /// Metadata key marking a skill injected because the user mentioned it
 /// (`$name`, F-DIS-14).
 pub(crate) const MENTION_KEY: &str = "skills.mention";
@@ -78,6 +83,10 @@ pub struct Message {
     /// Metadata, sorted by key. Never sent to the model.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, Value>,
+    /// Files attached to the message (user messages only; F-EXE-5): the
+    /// model sees them, and the run tools stage them into `work/inputs/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
 }
 
 fn is_false(value: &bool) -> bool {
@@ -94,6 +103,7 @@ impl Message {
             tool_name: None,
             is_error: false,
             metadata: BTreeMap::new(),
+            attachments: Vec::new(),
         }
     }
 
@@ -105,6 +115,16 @@ impl Message {
     /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::plain(Role::User, content)
+    }
+
+    /// A user message with files attached.
+    pub fn user_with_attachments(
+        content: impl Into<String>,
+        attachments: impl IntoIterator<Item = Attachment>,
+    ) -> Self {
+        let mut message = Self::plain(Role::User, content);
+        message.attachments = attachments.into_iter().collect();
+        message
     }
 
     /// An assistant message without tool calls.
@@ -186,5 +206,36 @@ impl From<Message> for skills_core::Message {
         let mut out = skills_core::Message::new(message.role, message.content);
         out.metadata = message.metadata;
         out
+    }
+}
+
+/// What a run starts with: a user message, from its text (`&str`,
+/// `String`) or a whole [`Message`] (attachments included; see
+/// [`Message::user_with_attachments`]). [`Runner::run`](crate::Runner::run)
+/// and its siblings take `impl Into<UserInput>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserInput(pub(crate) Message);
+
+impl From<Message> for UserInput {
+    fn from(message: Message) -> Self {
+        Self(message)
+    }
+}
+
+impl From<String> for UserInput {
+    fn from(text: String) -> Self {
+        Self(Message::user(text))
+    }
+}
+
+impl From<&str> for UserInput {
+    fn from(text: &str) -> Self {
+        Self(Message::user(text))
+    }
+}
+
+impl From<&String> for UserInput {
+    fn from(text: &String) -> Self {
+        Self(Message::user(text.as_str()))
     }
 }

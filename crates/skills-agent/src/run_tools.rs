@@ -17,8 +17,8 @@ use std::sync::Arc;
 use serde_json::Value;
 use skills_core::SkillProvider;
 use skills_workspace::{
-    ExecRequest, KillRequest, PollRequest, RunRequest, SessionId, WorkspaceError,
-    WorkspaceErrorKind, WorkspaceRuntime, WriteStdinRequest,
+    Attachment, ExecRequest, KillRequest, PollRequest, RunRequest, SessionId, StagedInput,
+    WorkspaceError, WorkspaceErrorKind, WorkspaceRuntime, WriteStdinRequest,
 };
 
 use crate::library::MAX_NAME_LEN;
@@ -47,13 +47,24 @@ impl fmt::Debug for RunTools {
 
 /// Who is calling a run tool: the workspace, the skills counted as loaded,
 /// where to stage from, the agent's surface (its load tool and argument
-/// shapes, for messages).
+/// shapes, for messages), and the conversation's attachments not yet staged.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RunContext<'a> {
     pub(crate) session_id: &'a SessionId,
     pub(crate) loaded: &'a BTreeSet<String>,
     pub(crate) provider: &'a Arc<dyn SkillProvider>,
     pub(crate) surface: &'a Surface,
+    pub(crate) attachments: &'a [Attachment],
+}
+
+/// What a run tool call did: its result (the runtime's JSON, or the error
+/// to show) and how many of the context's attachments it staged (all or
+/// none), so the session records them as staged even when the command
+/// then failed.
+#[derive(Debug)]
+pub(crate) struct RunAnswer {
+    pub(crate) result: Result<String, ToolError>,
+    pub(crate) staged: usize,
 }
 
 impl RunTools {
@@ -68,13 +79,33 @@ impl RunTools {
     }
 
     /// Runs the run operation `op` (called as `tool`) for `context`; the
-    /// runtime's result as JSON.
+    /// runtime's result as JSON. A run or exec first stages the skill, then
+    /// the context's attachments (into `work/inputs/`; a run's
+    /// `staged_inputs` lists them).
     pub(crate) async fn call(
         &self,
         context: &RunContext<'_>,
         op: Operation,
         tool: &str,
         arguments: &Value,
+    ) -> RunAnswer {
+        let mut staged = Vec::new();
+        let result = self
+            .call_inner(context, op, tool, arguments, &mut staged)
+            .await;
+        RunAnswer {
+            result,
+            staged: staged.len(),
+        }
+    }
+
+    async fn call_inner(
+        &self,
+        context: &RunContext<'_>,
+        op: Operation,
+        tool: &str,
+        arguments: &Value,
+        staged: &mut Vec<StagedInput>,
     ) -> Result<String, ToolError> {
         let session = context.session_id;
         let runtime = &self.runtime;
@@ -83,12 +114,18 @@ impl RunTools {
             Operation::Run => {
                 let request: RunRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
-                let result = runtime.run(session, &request).await;
-                Ok(json(&result.map_err(workspace_error)?))
+                self.stage_attachments(context, staged).await?;
+                let mut result = runtime
+                    .run(session, &request)
+                    .await
+                    .map_err(workspace_error)?;
+                result.staged_inputs.splice(0..0, staged.iter().cloned());
+                Ok(json(&result))
             }
             Operation::Exec => {
                 let request: ExecRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
+                self.stage_attachments(context, staged).await?;
                 let output = runtime.start_exec(session, &request).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
@@ -114,6 +151,30 @@ impl RunTools {
                 format!("`{}` is not an execution tool", clip(tool)),
             )),
         }
+    }
+
+    /// Stages the context's attachments into `work/inputs/` (all of them or,
+    /// on an error, none counted: the runtime refuses before writing when
+    /// they do not fit).
+    async fn stage_attachments(
+        &self,
+        context: &RunContext<'_>,
+        staged: &mut Vec<StagedInput>,
+    ) -> Result<(), ToolError> {
+        if context.attachments.is_empty() {
+            return Ok(());
+        }
+        *staged = self
+            .runtime
+            .stage_attachments(context.session_id, context.attachments)
+            .await
+            .map_err(|err| {
+                ToolError::new(
+                    ToolErrorKind::Resource,
+                    format!("the attached files could not be staged: {}", err.message()),
+                )
+            })?;
+        Ok(())
     }
 
     /// Checks that `skill` may run and stages it into the session's

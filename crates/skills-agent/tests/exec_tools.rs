@@ -106,3 +106,155 @@ async fn bad_run_arguments_are_a_tool_error() {
             .all(|id| skills_workspace::validate_session_id(id).is_ok())
     );
 }
+
+/// Files attached to user messages reach the workspace: staged into
+/// `work/inputs/` before the first command after they arrive (names
+/// sanitized and de-duplicated), listed in that run's `staged_inputs`, and
+/// staged once each, even when a later message attaches more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_are_staged_into_work_inputs_once() {
+    use skills_agent::Attachment;
+    let root = tempfile::tempdir().expect("tempdir");
+    let runtime: Arc<dyn WorkspaceRuntime> =
+        Arc::new(LocalRuntime::builder(root.path()).build().expect("runtime"));
+    let agent = agent(Arc::clone(&runtime), Surface::Default);
+    let mut session = agent.start_session().await.expect("session");
+    session
+        .push_user_message(Message::user_with_attachments(
+            "count the rows",
+            [
+                Attachment::new("data.csv", "text/csv", "a,b\n1,2\n"),
+                Attachment::new("../../data.csv", "text/csv", "c\n"),
+                Attachment::new("pic.png", "image/png", vec![0x89, b'P', 0, 0xff]),
+            ],
+        ))
+        .await
+        .expect("user");
+    let loaded = call(&mut session, "load_skill", json!({"name": "greeter"})).await;
+    assert!(!loaded.is_error, "{}", loaded.content);
+    let list = json!({"skill": "greeter", "command": "cd \"$WORK_DIR/inputs\" && ls && cat data.csv && od -An -tx1 pic.png"});
+    let ran = call(&mut session, "run_skill_command", list.clone()).await;
+    assert!(!ran.is_error, "{}", ran.content);
+    let result: Value = serde_json::from_str(&ran.content).expect("json");
+    assert_eq!(
+        result["stdout"], "data-1.csv\ndata.csv\npic.png\na,b\n1,2\n 89 50 00 ff\n",
+        "{result}"
+    );
+    let staged: Vec<(&str, &str)> = result["staged_inputs"]
+        .as_array()
+        .expect("staged_inputs")
+        .iter()
+        .map(|s| {
+            (
+                s["from"].as_str().unwrap_or(""),
+                s["path"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        staged,
+        [
+            ("data.csv", "work/inputs/data.csv"),
+            ("../../data.csv", "work/inputs/data-1.csv"),
+            ("pic.png", "work/inputs/pic.png"),
+        ],
+        "{result}"
+    );
+    // Staged once: the next run stages nothing.
+    let again = call(&mut session, "run_skill_command", list).await;
+    let result: Value = serde_json::from_str(&again.content).expect("json");
+    assert!(
+        result.get("staged_inputs").is_none_or(|s| s == &json!([])),
+        "{result}"
+    );
+    // A later attachment is staged by the next run, alone.
+    session
+        .push_user_message(Message::user_with_attachments(
+            "and this one",
+            [Attachment::text("notes.txt", "n")],
+        ))
+        .await
+        .expect("user");
+    let ls = json!({"skill": "greeter", "command": "ls \"$WORK_DIR/inputs\""});
+    let ran = call(&mut session, "run_skill_command", ls).await;
+    let result: Value = serde_json::from_str(&ran.content).expect("json");
+    assert_eq!(
+        result["stdout"], "data-1.csv\ndata.csv\nnotes.txt\npic.png\n",
+        "{result}"
+    );
+    assert_eq!(
+        result["staged_inputs"].as_array().map(Vec::len),
+        Some(1),
+        "{result}"
+    );
+    // Not a user message: refused, nothing appended.
+    let before = session.transcript().len();
+    assert!(
+        session
+            .push_user_message(Message::assistant("hi"))
+            .await
+            .is_err()
+    );
+    assert_eq!(session.transcript().len(), before);
+    runtime.cleanup(session.id()).await.expect("cleanup");
+}
+
+/// Through the agent loop: `Runner::run` takes a message with an
+/// attachment; the model's request carries it (and the wire encoder sends
+/// it as a part), and the command the model runs finds it in
+/// `work/inputs/`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_started_with_an_attachment_stages_it_for_the_model_s_command() {
+    use skills_agent::{Attachment, ModelResponse, Runner, ScriptedModel};
+    let root = tempfile::tempdir().expect("tempdir");
+    let runtime: Arc<dyn WorkspaceRuntime> =
+        Arc::new(LocalRuntime::builder(root.path()).build().expect("runtime"));
+    let agent = agent(Arc::clone(&runtime), Surface::Default);
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "c1",
+                "load_skill",
+                json!({"name": "greeter"}),
+            )],
+        ),
+        ModelResponse::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "c2",
+                "run_skill_command",
+                json!({"skill": "greeter", "command": "wc -l < \"$WORK_DIR/inputs/sales.csv\""}),
+            )],
+        ),
+        ModelResponse::text("3 lines."),
+    ]));
+    let runner = Runner::builder(model.clone()).build();
+    let mut session = agent.start_session().await.expect("session");
+    let message = Message::user_with_attachments(
+        "How many lines?",
+        [Attachment::new(
+            "sales.csv",
+            "text/csv",
+            "m,t\njan,1\nfeb,2\n",
+        )],
+    );
+    let outcome = runner.run_to_end(&mut session, message).await.expect("run");
+    assert_eq!(outcome.text, "3 lines.");
+    let requests = model.requests();
+    assert_eq!(requests[0].messages[0].attachments.len(), 1);
+    let body = skills_models::wire::openai_chat(&requests[0], "m");
+    assert!(
+        body.contains(r#"[attached file \"sales.csv\" (text/csv, 16 bytes)]\nm,t\n"#),
+        "{body}"
+    );
+    let ran = session
+        .transcript()
+        .iter()
+        .find(|m| m.tool_name.as_deref() == Some("run_skill_command"))
+        .expect("run result");
+    let result: Value = serde_json::from_str(&ran.content).expect("json");
+    assert_eq!(result["stdout"], "3\n", "{result}");
+    assert_eq!(result["staged_inputs"][0]["path"], "work/inputs/sales.csv");
+    runtime.cleanup(session.id()).await.expect("cleanup");
+}

@@ -9,14 +9,20 @@
 //! provider's cache order (options, tools, then system, then messages), so a
 //! byte prefix of the body is a cache prefix. Options (streaming, output
 //! limits) come before everything that grows, so they never break it.
+//!
+//! A user message's attachments become the provider's own parts (text
+//! inline under a header line, images and PDFs as base64 parts, anything
+//! else or anything over [`MAX_INLINE_TEXT_BYTES`] / [`MAX_INLINE_BINARY_BYTES`]
+//! as a one-line note); a message without attachments keeps its plain-string
+//! content, byte for byte.
 
 use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
 
+use skills_agent::{Attachment, Message, Role};
 use skills_agent::{CacheBreakpoint, ModelRequest};
-use skills_agent::{Message, Role};
 
 #[derive(Serialize)]
 struct OpenAiRequest<'a> {
@@ -51,7 +57,7 @@ struct OpenAiFunction<'a> {
 #[derive(Serialize)]
 struct OpenAiMessage<'a> {
     role: &'static str,
-    content: &'a str,
+    content: Content<'a, OpenAiPart<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<OpenAiToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -145,7 +151,7 @@ pub fn openai_chat_with(request: &ModelRequest, model: &str, options: &ChatOptio
         .iter()
         .map(|block| OpenAiMessage {
             role: "system",
-            content: &block.text,
+            content: Content::Text(&block.text),
             tool_calls: Vec::new(),
             tool_call_id: None,
         })
@@ -158,7 +164,7 @@ pub fn openai_chat_with(request: &ModelRequest, model: &str, options: &ChatOptio
                 Role::Assistant => "assistant",
                 Role::Tool => "tool",
             },
-            content: &message.content,
+            content: content(message, openai_part),
             tool_calls: message
                 .tool_calls
                 .iter()
@@ -236,7 +242,18 @@ struct AnthropicMessage<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum AnthropicBlock<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Image {
+        source: AnthropicSource,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+    },
+    Document {
+        source: AnthropicSource,
+        title: &'a str,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -261,6 +278,8 @@ impl AnthropicBlock<'_> {
     fn mark(&mut self) {
         match self {
             Self::Text { cache_control, .. }
+            | Self::Image { cache_control, .. }
+            | Self::Document { cache_control, .. }
             | Self::ToolUse { cache_control, .. }
             | Self::ToolResult { cache_control, .. } => *cache_control = Some(EPHEMERAL),
         }
@@ -365,7 +384,7 @@ fn encode_anthropic(request: &ModelRequest, model: &str, options: &AnthropicOpti
         .iter()
         .enumerate()
         .map(|(block, b)| AnthropicBlock::Text {
-            text: &b.text,
+            text: Cow::Borrowed(&b.text),
             cache_control: breaks
                 .contains(&CacheBreakpoint::System { block })
                 .then_some(EPHEMERAL),
@@ -403,11 +422,16 @@ fn encode_anthropic(request: &ModelRequest, model: &str, options: &AnthropicOpti
 
 fn anthropic_blocks(message: &Message) -> (&'static str, Vec<AnthropicBlock<'_>>) {
     let text = (!message.content.is_empty()).then(|| AnthropicBlock::Text {
-        text: &message.content,
+        text: Cow::Borrowed(&message.content),
         cache_control: None,
     });
     match message.role {
-        Role::System | Role::User => ("user", text.into_iter().collect()),
+        Role::System => ("user", text.into_iter().collect()),
+        Role::User => {
+            let mut blocks: Vec<AnthropicBlock<'_>> = text.into_iter().collect();
+            blocks.extend(attachment_parts(message).map(anthropic_block));
+            ("user", blocks)
+        }
         Role::Assistant => {
             let mut blocks: Vec<AnthropicBlock<'_>> = text.into_iter().collect();
             blocks.extend(
@@ -463,7 +487,7 @@ struct ResponsesTool<'a> {
 enum ResponsesItem<'a> {
     Message {
         role: &'static str,
-        content: &'a str,
+        content: Content<'a, ResponsesPart<'a>>,
     },
     FunctionCall {
         call_id: &'a str,
@@ -531,7 +555,7 @@ pub fn openai_responses(request: &ModelRequest, model: &str, options: &Responses
         .iter()
         .map(|block| ResponsesItem::Message {
             role: "system",
-            content: &block.text,
+            content: Content::Text(&block.text),
         })
         .collect();
     for message in &request.messages {
@@ -544,7 +568,7 @@ pub fn openai_responses(request: &ModelRequest, model: &str, options: &Responses
                 if !message.content.is_empty() || message.tool_calls.is_empty() {
                     input.push(ResponsesItem::Message {
                         role: "assistant",
-                        content: &message.content,
+                        content: Content::Text(&message.content),
                     });
                 }
                 input.extend(
@@ -564,7 +588,7 @@ pub fn openai_responses(request: &ModelRequest, model: &str, options: &Responses
                 } else {
                     "user"
                 },
-                content: &message.content,
+                content: content(message, responses_part),
             }),
         }
     }
@@ -576,6 +600,174 @@ pub fn openai_responses(request: &ModelRequest, model: &str, options: &Responses
         tools,
         input,
     })
+}
+
+/// A message's content on the OpenAI wires: the plain string, or (a user
+/// message with attachments) a list of typed parts. A message without
+/// attachments keeps the plain string, so its bytes never change.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a, P> {
+    Text(&'a str),
+    Parts(Vec<P>),
+}
+
+/// The most bytes of a text attachment sent inline; a larger one is a note.
+pub const MAX_INLINE_TEXT_BYTES: usize = 256 * 1024;
+/// The most bytes of an image or PDF attachment sent inline (Anthropic's
+/// image limit); a larger one is a note.
+pub const MAX_INLINE_BINARY_BYTES: usize = 5 * 1024 * 1024;
+
+/// How one attachment travels to a model.
+enum AttachmentPart<'a> {
+    /// Text: the attachment's header line, then its text.
+    Text(String),
+    /// A PNG, JPEG, GIF or WebP image.
+    Image(&'a Attachment),
+    /// A PDF.
+    Pdf(&'a Attachment),
+    /// Anything the model cannot take inline: one line saying what it is and
+    /// that skill commands find it in `work/inputs/`.
+    Note(String),
+}
+
+/// The parts of a user message's attachments, in order.
+fn attachment_parts(message: &Message) -> impl Iterator<Item = AttachmentPart<'_>> {
+    let attachments: &[Attachment] = if message.role == Role::User {
+        &message.attachments
+    } else {
+        &[]
+    };
+    attachments.iter().map(|a| {
+        let size = a.bytes().len();
+        match a.as_text() {
+            Some(text) if size <= MAX_INLINE_TEXT_BYTES => {
+                AttachmentPart::Text(format!("{}\n{text}", a.header()))
+            }
+            _ if a.is_image() && size <= MAX_INLINE_BINARY_BYTES => AttachmentPart::Image(a),
+            _ if a.is_pdf() && size <= MAX_INLINE_BINARY_BYTES => AttachmentPart::Pdf(a),
+            _ => AttachmentPart::Note(a.note()),
+        }
+    })
+}
+
+/// The content of `message` on an OpenAI wire: its text alone, or its text
+/// and attachments as parts.
+fn content<'a, P>(message: &'a Message, part: fn(AttachmentPart<'a>) -> P) -> Content<'a, P> {
+    if message.role != Role::User || message.attachments.is_empty() {
+        return Content::Text(&message.content);
+    }
+    let text =
+        (!message.content.is_empty()).then(|| part(AttachmentPart::Text(message.content.clone())));
+    Content::Parts(
+        text.into_iter()
+            .chain(attachment_parts(message).map(part))
+            .collect(),
+    )
+}
+
+fn data_url(attachment: &Attachment) -> String {
+    format!(
+        "data:{};base64,{}",
+        attachment.mime_type(),
+        attachment.base64()
+    )
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OpenAiPart<'a> {
+    Text { text: String },
+    ImageUrl { image_url: OpenAiImage },
+    File { file: OpenAiFile<'a> },
+}
+
+#[derive(Serialize)]
+struct OpenAiImage {
+    url: String,
+}
+
+#[derive(Serialize)]
+struct OpenAiFile<'a> {
+    filename: &'a str,
+    file_data: String,
+}
+
+fn openai_part(part: AttachmentPart<'_>) -> OpenAiPart<'_> {
+    match part {
+        AttachmentPart::Text(text) | AttachmentPart::Note(text) => OpenAiPart::Text { text },
+        AttachmentPart::Image(a) => OpenAiPart::ImageUrl {
+            image_url: OpenAiImage { url: data_url(a) },
+        },
+        AttachmentPart::Pdf(a) => OpenAiPart::File {
+            file: OpenAiFile {
+                filename: a.name(),
+                file_data: data_url(a),
+            },
+        },
+    }
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[allow(clippy::enum_variant_names)] // the wire's own names: input_text, …
+enum ResponsesPart<'a> {
+    InputText {
+        text: String,
+    },
+    InputImage {
+        image_url: String,
+    },
+    InputFile {
+        filename: &'a str,
+        file_data: String,
+    },
+}
+
+fn responses_part(part: AttachmentPart<'_>) -> ResponsesPart<'_> {
+    match part {
+        AttachmentPart::Text(text) | AttachmentPart::Note(text) => {
+            ResponsesPart::InputText { text }
+        }
+        AttachmentPart::Image(a) => ResponsesPart::InputImage {
+            image_url: data_url(a),
+        },
+        AttachmentPart::Pdf(a) => ResponsesPart::InputFile {
+            filename: a.name(),
+            file_data: data_url(a),
+        },
+    }
+}
+
+#[derive(Serialize)]
+struct AnthropicSource {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: String,
+    data: String,
+}
+
+fn anthropic_block(part: AttachmentPart<'_>) -> AnthropicBlock<'_> {
+    let source = |a: &Attachment| AnthropicSource {
+        kind: "base64",
+        media_type: a.mime_type().to_owned(),
+        data: a.base64(),
+    };
+    match part {
+        AttachmentPart::Text(text) | AttachmentPart::Note(text) => AnthropicBlock::Text {
+            text: Cow::Owned(text),
+            cache_control: None,
+        },
+        AttachmentPart::Image(a) => AnthropicBlock::Image {
+            source: source(a),
+            cache_control: None,
+        },
+        AttachmentPart::Pdf(a) => AnthropicBlock::Document {
+            source: source(a),
+            title: a.name(),
+            cache_control: None,
+        },
+    }
 }
 
 /// Anthropic wants `tool_use.input` to be an object: arguments kept as a JSON
@@ -609,6 +801,87 @@ mod tests {
             messages,
             cache_breakpoints: Vec::new(),
         }
+    }
+
+    fn with_attachments() -> ModelRequest {
+        request(vec![
+            Message::user("plain"),
+            Message::user_with_attachments(
+                "see these",
+                [
+                    Attachment::text("notes.md", "# Notes").with_mime_type("text/markdown"),
+                    Attachment::new("dot.png", "image/png", vec![0x89, b'P', b'N', b'G']),
+                    Attachment::new("a.pdf", "application/pdf", b"%PDF-1.7".to_vec()),
+                    Attachment::new("blob.bin", "application/octet-stream", vec![0u8, 1, 2]),
+                    Attachment::new(
+                        "huge.txt",
+                        "text/plain",
+                        "x".repeat(MAX_INLINE_TEXT_BYTES + 1),
+                    ),
+                ],
+            ),
+        ])
+    }
+
+    const NOTE_BIN: &str = r#"[attached file \"blob.bin\" (application/octet-stream, 3 bytes); skill commands find it in work/inputs/]"#;
+
+    #[test]
+    fn openai_chat_sends_attachments_as_parts() {
+        let body = openai_chat(&with_attachments(), "m");
+        // A message without attachments keeps its plain string.
+        assert!(
+            body.contains(r#"{"role":"user","content":"plain"}"#),
+            "{body}"
+        );
+        for part in [
+            r#"{"type":"text","text":"see these"}"#,
+            r#"{"type":"text","text":"[attached file \"notes.md\" (text/markdown, 7 bytes)]\n# Notes"}"#,
+            r#"{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw=="}}"#,
+            r#"{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjc="}}"#,
+            NOTE_BIN,
+            r#"[attached file \"huge.txt\" (text/plain, 262145 bytes); skill commands find it in work/inputs/]"#,
+        ] {
+            assert!(body.contains(part), "{part}\n{body}");
+        }
+    }
+
+    #[test]
+    fn openai_responses_sends_attachments_as_input_parts() {
+        let body = openai_responses(&with_attachments(), "m", &ResponsesOptions::default());
+        assert!(
+            body.contains(r#"{"type":"message","role":"user","content":"plain"}"#),
+            "{body}"
+        );
+        for part in [
+            r#"{"type":"input_text","text":"see these"}"#,
+            r#"{"type":"input_image","image_url":"data:image/png;base64,iVBORw=="}"#,
+            r#"{"type":"input_file","filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0xLjc="}"#,
+            NOTE_BIN,
+        ] {
+            assert!(body.contains(part), "{part}\n{body}");
+        }
+    }
+
+    #[test]
+    fn anthropic_sends_attachments_as_blocks() {
+        let body = anthropic_messages(&with_attachments(), "m");
+        for part in [
+            r#"{"type":"text","text":"plain"},{"type":"text","text":"see these"}"#,
+            r#"{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw=="}}"#,
+            r#"{"type":"document","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0xLjc="},"title":"a.pdf"}"#,
+            NOTE_BIN,
+        ] {
+            assert!(body.contains(part), "{part}\n{body}");
+        }
+        // Attachments only: no empty text block.
+        let only = anthropic_messages(
+            &request(vec![Message::user_with_attachments(
+                "",
+                [Attachment::text("a", "b")],
+            )]),
+            "m",
+        );
+        assert!(!only.contains(r#""text":"""#), "{only}");
     }
 
     #[test]

@@ -26,7 +26,7 @@ use skills_core::ContextMode;
 use skills_workspace::SessionId;
 use tracing::Instrument as _;
 
-use crate::message::{Message, Role, ToolCall};
+use crate::message::{Message, Role, ToolCall, UserInput};
 use crate::model::{Model, ModelError, ModelEvent, ModelResponse, Retry, StopReason, Usage};
 use crate::render;
 use crate::request::ModelRequest;
@@ -429,18 +429,22 @@ impl Runner {
 
     /// Appends `input` as a user message and runs until the model answers
     /// without tool calls. Poll the stream to drive the run; drop it to stop.
-    pub fn run<'a>(&'a self, session: &'a mut Session, input: impl Into<String>) -> RunStream<'a> {
-        self.start(session, Some(input.into()), CancelToken::new())
+    pub fn run<'a>(
+        &'a self,
+        session: &'a mut Session,
+        input: impl Into<UserInput>,
+    ) -> RunStream<'a> {
+        self.start(session, Some(input.into().0), CancelToken::new())
     }
 
     /// [`Runner::run`] that also stops when `cancel` is cancelled.
     pub fn run_with_cancel<'a>(
         &'a self,
         session: &'a mut Session,
-        input: impl Into<String>,
+        input: impl Into<UserInput>,
         cancel: CancelToken,
     ) -> RunStream<'a> {
-        self.start(session, Some(input.into()), cancel)
+        self.start(session, Some(input.into().0), cancel)
     }
 
     /// Runs without a new user message: continues a session whose last
@@ -463,10 +467,10 @@ impl Runner {
         &'a self,
         session: &'a mut Session,
         writer: &'a mut SessionWriter,
-        input: impl Into<String>,
+        input: impl Into<UserInput>,
         cancel: CancelToken,
     ) -> RunStream<'a> {
-        self.start_stored(session, Some(writer), Some(input.into()), cancel)
+        self.start_stored(session, Some(writer), Some(input.into().0), cancel)
     }
 
     /// Runs to the end and returns the outcome (the events are dropped).
@@ -476,7 +480,7 @@ impl Runner {
     pub async fn run_to_end(
         &self,
         session: &mut Session,
-        input: impl Into<String>,
+        input: impl Into<UserInput>,
     ) -> Result<RunOutcome, RunError> {
         let mut stream = self.run(session, input);
         let mut last = None;
@@ -493,7 +497,7 @@ impl Runner {
     fn start<'a>(
         &'a self,
         session: &'a mut Session,
-        input: Option<String>,
+        input: Option<Message>,
         cancel: CancelToken,
     ) -> RunStream<'a> {
         self.start_stored(session, None, input, cancel)
@@ -503,7 +507,7 @@ impl Runner {
         &'a self,
         session: &'a mut Session,
         writer: Option<&'a mut SessionWriter>,
-        input: Option<String>,
+        input: Option<Message>,
         cancel: CancelToken,
     ) -> RunStream<'a> {
         let (emitter, queue) = Emitter::queue();
@@ -595,7 +599,7 @@ impl<'c> Run<'c> {
         mut self,
         session: &'s mut Session,
         writer: Option<&'s mut SessionWriter>,
-        input: Option<String>,
+        input: Option<Message>,
     ) -> BoxFuture<'s, Result<RunOutcome, RunError>>
     where
         'c: 's,
@@ -627,15 +631,15 @@ impl<'c> Run<'c> {
         &mut self,
         session: &mut Session,
         writer: &mut Option<&mut SessionWriter>,
-        input: Option<String>,
+        input: Option<Message>,
     ) -> Result<RunOutcome, RunError> {
         // A run cut off between an answer and its tool results left calls
         // without a result; providers refuse such a conversation.
         if session.close_unanswered_calls("the run stopped before this call ran") > 0 {
             self.notice("closed tool calls an earlier run left unanswered");
         }
-        if let Some(text) = input {
-            let pushed = self.cancellable(session.push_user(text)).await?;
+        if let Some(message) = input {
+            let pushed = self.cancellable(session.push_user_message(message)).await?;
             pushed.map_err(|err| RunError::new(RunErrorKind::Provider, err.to_string()))?;
             self.flush(session);
         }
@@ -1123,7 +1127,7 @@ impl<'c> Run<'c> {
             None => None,
         };
         let outcome = match child
-            .drive(&mut sub, sub_writer.as_mut(), Some(input))
+            .drive(&mut sub, sub_writer.as_mut(), Some(Message::user(input)))
             .await
         {
             Ok(outcome) => outcome,

@@ -3,13 +3,14 @@
 
 use std::sync::Arc;
 
+use serde_json::json;
 use skills_core::{Skill, SkillMetadata};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use crate::config::{CatalogMode, Materialization};
 use crate::library::{Library, operation_span, record, visible};
-use crate::message::{Message, ToolCall};
+use crate::message::{Message, Role, STAGED_KEY, ToolCall};
 use crate::render;
 use crate::run_tools::RunContext;
 use crate::surface::{
@@ -270,13 +271,44 @@ impl Session {
             ));
         };
         let loaded = self.loaded();
+        let (pending, staged_before) = self.pending_attachments();
         let context = RunContext {
             session_id: &self.id,
             loaded: &loaded,
             provider: self.agent.provider(),
             surface: self.agent.surface(),
+            attachments: &pending,
         };
-        let text = run.call(&context, op, &call.name, &call.arguments).await?;
-        Ok(Message::tool_result(&call.id, &call.name, text))
+        let answer = run.call(&context, op, &call.name, &call.arguments).await;
+        let message = match answer.result {
+            Ok(text) => Message::tool_result(&call.id, &call.name, text),
+            Err(err) if answer.staged == 0 => return Err(err),
+            Err(err) => Message::tool_error(&call.id, &call.name, format!("Error: {err}")),
+        };
+        Ok(if answer.staged == 0 {
+            message
+        } else {
+            message.with_metadata(STAGED_KEY, json!(staged_before + answer.staged))
+        })
+    }
+
+    /// The attachments of the conversation's user messages that no run has
+    /// staged yet, and how many were (the highest count a run tool result
+    /// recorded: attachments are staged in transcript order, once each).
+    fn pending_attachments(&self) -> (Vec<skills_workspace::Attachment>, usize) {
+        let messages = self.transcript.messages();
+        let staged = messages
+            .iter()
+            .filter_map(|m| m.metadata.get(STAGED_KEY)?.as_u64())
+            .max()
+            .map_or(0, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        let pending = messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .flat_map(|m| &m.attachments)
+            .skip(staged)
+            .map(|a| skills_workspace::Attachment::new(a.name(), a.bytes()))
+            .collect();
+        (pending, staged)
     }
 }

@@ -19,7 +19,30 @@ impl Session {
     /// Never for unknown mentions (they are ignored); only a provider failure
     /// while fetching a mentioned skill's body.
     pub async fn push_user(&mut self, text: impl Into<String>) -> Result<(), Error> {
-        let mut message = Message::user(text);
+        self.push_user_message(Message::user(text)).await
+    }
+
+    /// [`Session::push_user`] for a whole user message: its text, metadata
+    /// and attached files ([`Message::user_with_attachments`]). The model
+    /// sees the attachments with the message; the run tools stage them into
+    /// `work/inputs/` before the next command runs.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Unsupported`] for a message whose role is not
+    /// [`Role::User`](crate::Role::User) (use `push_assistant` or
+    /// `push_tool_result`), or tool calls on it; otherwise as
+    /// [`Session::push_user`].
+    pub async fn push_user_message(&mut self, mut message: Message) -> Result<(), Error> {
+        if message.role != crate::Role::User
+            || !message.tool_calls.is_empty()
+            || message.tool_call_id.is_some()
+        {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                "push_user_message takes a user message without tool calls",
+            ));
+        }
+        message.is_error = false;
         let turn_ends = self.agent.config().lifetime == Lifetime::Turn;
         // Fetch every mentioned body first: a provider failure then leaves
         // the transcript untouched, so the caller can simply retry.
