@@ -133,8 +133,16 @@ pub(crate) fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
 
 /// The line an Eino load result starts with for a skill in a local folder
 /// ([`EinoOptions::base_directory`](crate::EinoOptions::base_directory)).
+/// The path is written as it is (the model runs scripts by it; XML escaping
+/// would change a path with `&` in it), with control characters as spaces so
+/// it stays one line. It comes before the `<skill>` frame opens, so nothing
+/// in it can close one.
 pub(crate) fn base_directory(dir: &str) -> String {
-    format!("Base directory for this skill: {}", attr(dir))
+    let dir: String = dir
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("Base directory for this skill: {dir}")
 }
 
 /// The short result of loading a skill that is already loaded.
