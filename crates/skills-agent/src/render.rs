@@ -19,7 +19,9 @@ use skills_core::escape_xml;
 use skills_core::{ResourceContent, Skill};
 
 /// The tags this module wraps text in. A closing tag with one of these names
-/// inside wrapped text is neutralized.
+/// inside wrapped text is neutralized. `skill_docs` and `skill_tools` framed
+/// the trpc listings before they became JSON; they stay so that text
+/// neutralized before reads the same now.
 pub const WRAPPER_TAGS: &[&str] = &[
     "available_skills",
     "conversation_summary",
