@@ -16,11 +16,13 @@ use skills_core::{Catalog, Error, ErrorKind, LineRange, Skill, SkillMetadata, Sk
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
+use skills_workspace::SkillSource;
+
 use crate::render;
 use crate::search::SearchCache;
 use crate::surface::{
     LoadSkillArgs, NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SkillArgs, SkillLoadArgs,
-    Surface, expected_args,
+    Surface, TrpcSkillArgs, expected_args,
 };
 use crate::tool::{ToolError, ToolErrorKind, clip, parse_args};
 
@@ -155,7 +157,7 @@ impl<'a> Library<'a> {
                 let (name, docs, all_docs) = self.load_args(tool, arguments)?;
                 let skill = self.fetch(&name, true, false).await?;
                 record("skill", skill.name());
-                let mut parts = vec![render::loaded_body(&skill, self.surface.read_tool())];
+                let mut parts = vec![self.loaded_body(&skill)];
                 if all_docs || docs.as_ref().is_some_and(|d| !d.is_empty()) {
                     let docs: Vec<String> = if all_docs {
                         skills_core::list_docs(&skill)
@@ -177,8 +179,8 @@ impl<'a> Library<'a> {
                 Ok(self.read_args(&args, false).await?.1)
             }
             Operation::ListDocs => {
-                let args: SkillArgs = parse_args(tool, arguments, expected)?;
-                self.list_docs_with(&args.skill, false, |_| false).await
+                let args: TrpcSkillArgs = parse_args(tool, arguments, expected)?;
+                self.list_docs_for(&args.skill, false).await
             }
             Operation::Search => {
                 let args: SearchArgs = parse_args(tool, arguments, expected)?;
@@ -198,10 +200,11 @@ impl<'a> Library<'a> {
         }
     }
 
-    /// The skill list (`skill_list`): every skill the model may invoke, with
-    /// its description.
+    /// The skill list (`skill_list`), as trpc-agent returns it: a JSON array
+    /// of the names of the skills the model may invoke, in catalog order,
+    /// e.g. `["pdf-tools","weather"]`.
     pub fn list(&self) -> String {
-        render::skill_list(visible(self.catalog).map(|m| (m.name.as_str(), m.description.as_str())))
+        render::json_names(visible(self.catalog).map(|m| m.name.as_str()))
     }
 
     /// The body of the skill `name`, as a load returns it.
@@ -212,7 +215,22 @@ impl<'a> Library<'a> {
     /// [`ToolErrorKind::Provider`] when the skill cannot be read.
     pub async fn load(&self, name: &str) -> Result<String, ToolError> {
         let skill = self.fetch(name, true, false).await?;
-        Ok(render::loaded_body(&skill, self.surface.read_tool()))
+        Ok(self.loaded_body(&skill))
+    }
+
+    /// What a load shows of `skill`: its body and files, after the skill's
+    /// folder on the Eino surface ([`EinoOptions::base_directory`]).
+    ///
+    /// [`EinoOptions::base_directory`]: crate::EinoOptions::base_directory
+    pub(crate) fn loaded_body(&self, skill: &Skill) -> String {
+        let body = render::loaded_body(skill, self.surface.read_tool());
+        match self.surface {
+            Surface::Eino(options) if options.base_directory => match base_directory(skill) {
+                Some(dir) => format!("{}\n{body}", render::base_directory(&dir)),
+                None => body,
+            },
+            _ => body,
+        }
     }
 
     /// One file of the skill `skill` (lines `start..=end` when given, from
@@ -239,12 +257,14 @@ impl<'a> Library<'a> {
         Ok(self.read_args(&args, false).await?.1)
     }
 
-    /// The docs of the skill `skill` (`skill_list_docs`), none selected.
+    /// The docs of the skill `skill` (`skill_list_docs`), as trpc-agent
+    /// returns them: a JSON array of doc file names in path order, e.g.
+    /// `["references/faq.txt","references/guide.md"]`.
     ///
     /// # Errors
     /// As for [`Library::load`].
     pub async fn list_docs(&self, skill: &str) -> Result<String, ToolError> {
-        self.list_docs_with(skill, false, |_| false).await
+        self.list_docs_for(skill, false).await
     }
 
     /// The skill's metadata, when the model may use it. A
@@ -413,21 +433,19 @@ impl<'a> Library<'a> {
         }
     }
 
-    /// The doc list of `skill`, each doc marked selected when `selected`
-    /// says so (`loaded` as for [`Library::meta`]).
-    pub(crate) async fn list_docs_with(
+    /// The doc list of `skill` (`loaded` as for [`Library::meta`]).
+    pub(crate) async fn list_docs_for(
         &self,
         skill: &str,
         loaded: bool,
-        selected: impl Fn(&str) -> bool,
     ) -> Result<String, ToolError> {
         let skill = self.fetch(skill, false, loaded).await?;
         record("skill", skill.name());
-        let docs: Vec<(String, bool)> = skills_core::list_docs(&skill)
-            .into_iter()
-            .map(|d| (d.as_str().to_owned(), selected(d.as_str())))
-            .collect();
-        Ok(render::doc_list(skill.name(), &docs))
+        Ok(render::json_names(
+            skills_core::list_docs(&skill)
+                .iter()
+                .map(skills_core::ResourcePath::as_str),
+        ))
     }
 
     /// Checks the docs a call names against the skill's docs: their paths,
@@ -605,6 +623,19 @@ pub(crate) fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata>
         .entries()
         .iter()
         .filter(|m| !m.extensions.disable_model_invocation)
+}
+
+/// The folder of a skill the provider has in a local folder (the file system
+/// provider reports its `SKILL.md` as the [`Skill::location`]), made
+/// absolute against the working directory; `None` for an in-code skill or a
+/// URL.
+fn base_directory(skill: &Skill) -> Option<String> {
+    match SkillSource::from_skill_location(skill)? {
+        SkillSource::Folder { path, .. } => {
+            Some(std::path::absolute(&path).map_or(path, |absolute| absolute.display().to_string()))
+        }
+        _ => None,
+    }
 }
 
 /// The tool error for a provider error while fetching a skill.

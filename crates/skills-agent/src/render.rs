@@ -19,7 +19,9 @@ use skills_core::escape_xml;
 use skills_core::{ResourceContent, Skill};
 
 /// The tags this module wraps text in. A closing tag with one of these names
-/// inside wrapped text is neutralized.
+/// inside wrapped text is neutralized. `skill_docs` and `skill_tools` framed
+/// the trpc listings before they became JSON; they stay so that text
+/// neutralized before reads the same now.
 pub const WRAPPER_TAGS: &[&str] = &[
     "available_skills",
     "conversation_summary",
@@ -131,6 +133,20 @@ pub(crate) fn loaded_body(skill: &Skill, read_tool: Option<&str>) -> String {
     out
 }
 
+/// The line an Eino load result starts with for a skill in a local folder
+/// ([`EinoOptions::base_directory`](crate::EinoOptions::base_directory)).
+/// The path is written as it is (the model runs scripts by it; XML escaping
+/// would change a path with `&` in it), with control characters as spaces so
+/// it stays one line. It comes before the `<skill>` frame opens, so nothing
+/// in it can close one.
+pub(crate) fn base_directory(dir: &str) -> String {
+    let dir: String = dir
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    format!("Base directory for this skill: {dir}")
+}
+
 /// The short result of loading a skill that is already loaded.
 pub(crate) fn already_active(name: &str, in_system_prompt: bool) -> String {
     let place = if in_system_prompt {
@@ -227,66 +243,53 @@ pub(crate) fn skill_lines<'a>(entries: impl IntoIterator<Item = (&'a str, &'a st
     out
 }
 
-/// The result of `skill_list`.
-pub(crate) fn skill_list<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
-    let lines = skill_lines(entries);
-    if lines.is_empty() {
-        "No skills are available.".to_owned()
-    } else {
-        format!("<available_skills>\n{lines}</available_skills>")
-    }
+/// A JSON array of names: the result of the trpc surface's `skill_list`
+/// (skill names), `skill_list_docs` (doc file names) and `skill_list_tools`
+/// (tool names), as trpc-agent returns them. Compact and in the order given.
+pub(crate) fn json_names<S: AsRef<str>>(names: impl IntoIterator<Item = S>) -> String {
+    let names: Vec<String> = names.into_iter().map(|n| n.as_ref().to_owned()).collect();
+    serde_json::Value::from(names).to_string()
 }
 
-/// The result of `skill_list_docs`: every doc, with the selected ones marked.
-pub(crate) fn doc_list(skill: &str, docs: &[(String, bool)]) -> String {
-    if docs.is_empty() {
-        return format!("The skill \"{}\" has no docs.", attr(skill));
-    }
-    let mut out = format!("<skill_docs skill=\"{}\">\n", attr(skill));
-    for (doc, selected) in docs {
-        out.push_str(&attr(doc));
-        if *selected {
-            out.push_str(" (selected)");
-        }
-        out.push('\n');
-    }
-    out.push_str("</skill_docs>");
-    out
+/// The JSON object `skill_select_docs` starts its result with, keys in
+/// trpc-agent's order: `{"skill":…,"mode":…,"selected_docs":[…],
+/// "include_all_docs":…}`. With every doc selected the list is empty and
+/// `include_all_docs` is `true`.
+pub(crate) fn docs_selected(skill: &str, mode: &str, docs: &[String], all: bool) -> String {
+    selection_json(
+        skill,
+        mode,
+        ("selected_docs", docs),
+        ("include_all_docs", all),
+    )
 }
 
-/// The result of `skill_list_tools`.
-pub(crate) fn tool_list(skill: &str, tools: &[(String, bool, bool)]) -> String {
-    if tools.is_empty() {
-        return format!("The skill \"{}\" declares no tools.", attr(skill));
-    }
-    let mut out = format!("<skill_tools skill=\"{}\">\n", attr(skill));
-    for (tool, available, selected) in tools {
-        out.push_str(&attr(tool));
-        match (available, selected) {
-            (false, _) => out.push_str(" (not available to this agent)"),
-            (true, true) => out.push_str(" (selected)"),
-            (true, false) => {}
-        }
-        out.push('\n');
-    }
-    out.push_str("</skill_tools>");
-    out
+/// The result of `skill_select_tools`, keys in trpc-agent's order:
+/// `{"skill":…,"mode":…,"selected_tools":[…],"include_all_tools":…}`.
+pub(crate) fn tools_selected(skill: &str, mode: &str, tools: &[String], all: bool) -> String {
+    selection_json(
+        skill,
+        mode,
+        ("selected_tools", tools),
+        ("include_all_tools", all),
+    )
 }
 
-/// The result of `skill_select_tools`.
-pub(crate) fn tools_selected(skill: &str, tools: &[String]) -> String {
-    if tools.is_empty() {
-        format!(
-            "No tools are selected for the skill \"{}\" now.",
-            attr(skill)
-        )
-    } else {
-        format!(
-            "Tools selected for the skill \"{}\": {}. They are available from your next step.",
-            attr(skill),
-            tools.join(", ")
-        )
-    }
+/// A selection result with its keys in a fixed order (a JSON map would sort
+/// them).
+fn selection_json(
+    skill: &str,
+    mode: &str,
+    (list_key, list): (&str, &[String]),
+    (all_key, all): (&str, bool),
+) -> String {
+    let string = |s: &str| serde_json::Value::from(s).to_string();
+    format!(
+        "{{\"skill\":{},\"mode\":{},\"{list_key}\":{},\"{all_key}\":{all}}}",
+        string(skill),
+        string(mode),
+        json_names(list)
+    )
 }
 
 /// The result of `search_skills`.

@@ -39,6 +39,12 @@ pub struct EinoOptions {
     pub catalog_in_description: bool,
     /// Replaces the tool description.
     pub description_hook: Option<DescriptionHook>,
+    /// Whether a load result names the skill's folder ("Base directory for
+    /// this skill: …", as in Eino) so the model can run its scripts by
+    /// absolute path (default `true`). Only skills the provider has in a
+    /// local folder have one (the file system provider's); for others (an
+    /// in-code skill, a URL) the line is left out.
+    pub base_directory: bool,
 }
 
 impl Default for EinoOptions {
@@ -47,6 +53,7 @@ impl Default for EinoOptions {
             tool_name: "skill".to_owned(),
             catalog_in_description: true,
             description_hook: None,
+            base_directory: true,
         }
     }
 }
@@ -57,6 +64,7 @@ impl fmt::Debug for EinoOptions {
             .field("tool_name", &self.tool_name)
             .field("catalog_in_description", &self.catalog_in_description)
             .field("description_hook", &self.description_hook.is_some())
+            .field("base_directory", &self.base_directory)
             .finish()
     }
 }
@@ -74,6 +82,14 @@ impl EinoOptions {
     #[must_use]
     pub fn with_catalog_in_description(mut self, yes: bool) -> Self {
         self.catalog_in_description = yes;
+        self
+    }
+
+    /// Names (`true`, the default) or leaves out (`false`) the skill's
+    /// folder in load results ([`EinoOptions::base_directory`]).
+    #[must_use]
+    pub fn with_base_directory(mut self, yes: bool) -> Self {
+        self.base_directory = yes;
         self
     }
 
@@ -258,10 +274,12 @@ fn line_number(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({"type": "integer", "minimum": 1})
 }
 
-/// Arguments of `skill_load`.
+/// Arguments of `skill_load`. trpc-agent-python names the skill
+/// `skill_name`; it is accepted on every trpc tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SkillLoadArgs {
     /// The skill's name.
+    #[serde(alias = "skill_name")]
     pub skill: String,
     /// Docs to include with the body (file names as `skill_list_docs` shows them).
     #[serde(default)]
@@ -271,53 +289,106 @@ pub(crate) struct SkillLoadArgs {
     pub include_all_docs: Option<bool>,
 }
 
-/// Arguments naming one skill (`skill_list_docs`, `skill_list_tools`, Eino's tool).
+/// Arguments naming one skill (Eino's tool).
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SkillArgs {
     /// The skill's name.
     pub skill: String,
 }
 
-/// How a selection changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
+/// Arguments naming one skill on the trpc surface (`skill_list_docs`,
+/// `skill_list_tools`): `skill`, or `skill_name` as trpc-agent-python
+/// calls it.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct TrpcSkillArgs {
+    /// The skill's name.
+    #[serde(alias = "skill_name")]
+    pub skill: String,
+}
+
+/// How a selection changes (`skill_select_docs`, `skill_select_tools`).
+///
+/// As in trpc-agent, the mode defaults to `replace`, is read without regard
+/// to case and surrounding spaces, and an unknown mode means `replace`
+/// ([`SelectMode::parse`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SelectMode {
     /// Add to the current selection.
-    #[default]
     Add,
-    /// Replace the current selection.
+    /// Replace the current selection (the default).
+    #[default]
     Replace,
     /// Clear the selection.
     Clear,
+}
+
+impl SelectMode {
+    /// The mode a model's `mode` argument names: `add`, `replace` or
+    /// `clear` in any case; anything else (or nothing) is `replace`.
+    #[must_use]
+    pub fn parse(mode: Option<&str>) -> Self {
+        match mode.map(|m| m.trim().to_ascii_lowercase()).as_deref() {
+            Some("add") => Self::Add,
+            Some("clear") => Self::Clear,
+            _ => Self::Replace,
+        }
+    }
+
+    /// The mode's name as the result reports it (`add`, `replace`, `clear`).
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Add => "add",
+            Self::Replace => "replace",
+            Self::Clear => "clear",
+        }
+    }
+}
+
+/// The schema of a `mode` argument: one of the three names. Any string is
+/// accepted (see [`SelectMode::parse`]); the schema names the ones that mean
+/// something.
+fn mode_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["replace", "add", "clear"]
+    })
 }
 
 /// Arguments of `skill_select_docs`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SelectDocsArgs {
     /// The skill's name.
+    #[serde(alias = "skill_name")]
     pub skill: String,
-    /// Doc names to add or to replace the selection with.
+    /// Doc names to select (added to or replacing the selection).
     #[serde(default)]
     pub docs: Option<Vec<String>>,
     /// Select every doc.
     #[serde(default)]
     pub include_all_docs: Option<bool>,
-    /// `add` (default), `replace` or `clear`.
+    /// `replace` (default), `add` or `clear`.
     #[serde(default)]
-    pub mode: Option<SelectMode>,
+    #[schemars(schema_with = "mode_schema")]
+    pub mode: Option<String>,
 }
 
 /// Arguments of `skill_select_tools`.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub(crate) struct SelectToolsArgs {
     /// The skill's name.
+    #[serde(alias = "skill_name")]
     pub skill: String,
-    /// Tool names to add or to replace the selection with.
+    /// Tool names to select (added to or replacing the selection).
     #[serde(default)]
     pub tools: Option<Vec<String>>,
-    /// `add` (default), `replace` or `clear`.
+    /// Select every tool the skill declares.
     #[serde(default)]
-    pub mode: Option<SelectMode>,
+    pub include_all_tools: Option<bool>,
+    /// `replace` (default), `add` or `clear`.
+    #[serde(default)]
+    #[schemars(schema_with = "mode_schema")]
+    pub mode: Option<String>,
 }
 
 /// Arguments of `skill_list` (none).
@@ -379,22 +450,27 @@ pub(crate) fn tool_spec(
             name,
             "Reads a file bundled with a skill (as listed when it loads), optionally a line range.",
         ),
-        (_, Operation::List) => ToolSpec::for_args::<NoArgs>(name, "Lists the available skills."),
-        (_, Operation::ListDocs) => {
-            ToolSpec::for_args::<SkillArgs>(name, "Lists the docs a skill bundles.")
-        }
+        (_, Operation::List) => ToolSpec::for_args::<NoArgs>(
+            name,
+            "Lists the available skills (a JSON array of names).",
+        ),
+        (_, Operation::ListDocs) => ToolSpec::for_args::<TrpcSkillArgs>(
+            name,
+            "Lists the docs a skill bundles (a JSON array of file names).",
+        ),
         (_, Operation::SelectDocs) => ToolSpec::for_args::<SelectDocsArgs>(
             name,
-            "Adds, replaces or clears the docs selected for a loaded skill; returns the newly \
-             selected docs.",
+            "Replaces (default), adds to or clears the docs selected for a loaded skill; \
+             returns the selection as JSON, then the newly selected docs.",
         ),
-        (_, Operation::ListTools) => ToolSpec::for_args::<SkillArgs>(
+        (_, Operation::ListTools) => ToolSpec::for_args::<TrpcSkillArgs>(
             name,
-            "Lists the tools a skill declares and which of them are selected.",
+            "Lists the tools a skill declares (a JSON array of tool names).",
         ),
         (_, Operation::SelectTools) => ToolSpec::for_args::<SelectToolsArgs>(
             name,
-            "Adds, replaces or clears the tools selected for a loaded skill.",
+            "Replaces (default), adds to or clears the tools selected for a loaded skill; \
+             returns the selection as JSON.",
         ),
         (_, Operation::Search) => ToolSpec::for_args::<SearchArgs>(
             name,
@@ -440,20 +516,21 @@ pub(crate) fn expected_args(surface: &Surface, op: Operation) -> &'static str {
     match (surface, op) {
         (Surface::Default, Operation::Load) => r#"{"name": string}"#,
         (Surface::Trpc, Operation::Load) => {
-            r#"{"skill": string, "docs"?: [string], "include_all_docs"?: bool}"#
+            r#"{"skill" (or "skill_name"): string, "docs"?: [string], "include_all_docs"?: bool}"#
         }
-        (_, Operation::Load) | (_, Operation::ListDocs) | (_, Operation::ListTools) => {
-            r#"{"skill": string}"#
+        (_, Operation::Load) => r#"{"skill": string}"#,
+        (_, Operation::ListDocs) | (_, Operation::ListTools) => {
+            r#"{"skill" (or "skill_name"): string}"#
         }
         (_, Operation::Read) => {
             r#"{"skill": string, "path": string, "start_line"?: integer, "end_line"?: integer}"#
         }
         (_, Operation::List) => "{}",
         (_, Operation::SelectDocs) => {
-            r#"{"skill": string, "docs"?: [string], "include_all_docs"?: bool, "mode"?: "add"|"replace"|"clear"}"#
+            r#"{"skill" (or "skill_name"): string, "docs"?: [string], "include_all_docs"?: bool, "mode"?: "replace"|"add"|"clear"}"#
         }
         (_, Operation::SelectTools) => {
-            r#"{"skill": string, "tools"?: [string], "mode"?: "add"|"replace"|"clear"}"#
+            r#"{"skill" (or "skill_name"): string, "tools"?: [string], "include_all_tools"?: bool, "mode"?: "replace"|"add"|"clear"}"#
         }
         (_, Operation::Search) => r#"{"query": string, "limit"?: integer}"#,
         // The run tools' requests explain themselves (see `tool_schema`).

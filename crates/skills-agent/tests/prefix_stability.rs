@@ -205,7 +205,7 @@ fn prefix_stability_invariants_trpc_surface() {
     assert_eq!(last_call.tool, "skill_select_docs");
     assert_eq!(
         last_call.arguments,
-        json!({"skill": "log-query-builder", "docs": ["references/recipes.md"]})
+        json!({"skill": "log-query-builder", "docs": ["references/recipes.md"], "mode": "add"})
     );
     assert!(
         !last_call.default_result.contains(doc_open),

@@ -599,7 +599,8 @@ fn with_trpc_docs(mut action: Action, docs: &'static [&'static str]) -> Action {
 ///
 /// The default surface takes the script as written. trpc renames the tools
 /// (`skill_load`, `skill_select_docs`) and the skill argument, reads docs by
-/// selecting them (`docs` is a list; the mode is the default, `add`), and can
+/// selecting them (`docs` is a list; the mode `add`, so a read keeps the docs
+/// read before selected, as the default surface's reads do), and can
 /// load docs together with the body.
 fn on_surface(
     surface: &Surface,
@@ -627,7 +628,7 @@ fn on_surface(
             let read_tool = surface.read_tool().expect("trpc reads docs");
             (
                 read_tool.to_owned(),
-                json!({ "skill": field("skill"), "docs": docs }),
+                json!({ "skill": field("skill"), "docs": docs, "mode": "add" }),
             )
         }
         _ => panic!("the script has no spelling of `{tool}` for {surface:?}"),

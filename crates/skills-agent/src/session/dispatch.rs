@@ -14,8 +14,8 @@ use crate::message::{Message, Role, STAGED_KEY, ToolCall};
 use crate::render;
 use crate::run_tools::RunContext;
 use crate::surface::{
-    NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectToolsArgs, SkillArgs,
-    Surface, expected_args,
+    NoArgs, Operation, ReadSkillFileArgs, SearchArgs, SelectDocsArgs, SelectToolsArgs, Surface,
+    TrpcSkillArgs, expected_args,
 };
 use crate::tool::{ToolError, ToolErrorKind, clip, parse_args};
 
@@ -149,15 +149,10 @@ impl Session {
                 Ok(Message::tool_result(&call.id, tool, self.library().list()))
             }
             Operation::ListDocs => {
-                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                let a: TrpcSkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let text = self
                     .library()
-                    .list_docs_with(&a.skill, self.is_loaded(&a.skill), |doc| {
-                        self.transcript
-                            .state()
-                            .docs(&a.skill)
-                            .is_some_and(|s| s.contains(doc))
-                    })
+                    .list_docs_for(&a.skill, self.is_loaded(&a.skill))
                     .await?;
                 Ok(Message::tool_result(&call.id, tool, text))
             }
@@ -166,35 +161,20 @@ impl Session {
                 self.op_select_docs(call, a).await
             }
             Operation::ListTools => {
-                let a: SkillArgs = parse_args(tool, &call.arguments, expected)?;
+                // As trpc-agent: the tools the skill declares, in the order
+                // it declares them (whether or not this agent has them).
+                let a: TrpcSkillArgs = parse_args(tool, &call.arguments, expected)?;
                 let meta = self.meta(&a.skill, false)?;
                 record("skill", meta.name.as_str());
-                let pool = self.pool_names();
-                let selected = self.transcript.state().selected_tools(meta.name.as_str());
-                let loaded = self.is_loaded(meta.name.as_str());
-                let mut tools: Vec<(String, bool, bool)> = meta
+                let mut seen = std::collections::BTreeSet::new();
+                let tools = meta
                     .declared_tools
                     .iter()
-                    .map(|t| {
-                        let available = pool.contains(t.as_str());
-                        let on = loaded && selected.is_none_or(|s| s.contains(t));
-                        (t.clone(), available, on)
-                    })
-                    .collect();
-                // Pool tools selected with `skill_select_tools` that the skill
-                // does not declare are selected too; list them after.
-                if loaded && let Some(selected) = selected {
-                    for extra in selected {
-                        if !meta.declared_tools.contains(extra) {
-                            tools.push((extra.clone(), pool.contains(extra.as_str()), true));
-                        }
-                    }
-                }
-                let name = meta.name.as_str().to_owned();
+                    .filter(|t| seen.insert(t.as_str()));
                 Ok(Message::tool_result(
                     &call.id,
                     tool,
-                    render::tool_list(&name, &tools),
+                    render::json_names(tools),
                 ))
             }
             Operation::SelectTools => {

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::library::record;
 use crate::message::{DOCS_KEY, Message, TOUCH_KEY, ToolCall};
+use crate::render;
 use crate::state::DocSelection;
 use crate::surface::{SelectDocsArgs, SelectMode};
 use crate::tool::ToolError;
@@ -20,7 +21,7 @@ impl Session {
         let (_, name) = self.loaded_meta(&args.skill)?;
         record("skill", &name);
         let skill = self.fetch(&name, false).await?;
-        let mode = args.mode.unwrap_or_default();
+        let mode = SelectMode::parse(args.mode.as_deref());
         let previous = self.transcript.state().docs(&name).cloned();
         let requested = if args.include_all_docs.unwrap_or(false) {
             DocSelection::All
@@ -38,16 +39,14 @@ impl Session {
         };
         tracing::Span::current().record("docs", new_docs.len());
         let mut parts = self.library().deliver_docs(&name, &new_docs).await?;
-        let names = selection_names(&merged);
-        let summary = if names.is_empty() {
-            format!("No docs are selected for the skill \"{name}\" now.")
-        } else {
-            format!(
-                "Docs selected for the skill \"{name}\": {}.",
-                names.join(", ")
-            )
+        // The selection as trpc-agent reports it, then the docs this call
+        // newly selected (the loaded content follows in the same result).
+        let (listed, all) = match &merged {
+            DocSelection::All => (Vec::new(), true),
+            DocSelection::Some(docs) => (docs.iter().cloned().collect(), false),
         };
-        parts.insert(0, summary);
+        parts.insert(0, render::docs_selected(&name, mode.as_str(), &listed, all));
+        let names = selection_names(&merged);
         self.events.push(Event::DocsSelected {
             skill: name.clone(),
             docs: names,

@@ -39,11 +39,10 @@ impl Session {
         let skill = self.fetch(name, !self.is_loaded(name)).await?;
         let name = skill.name().to_owned();
         record("skill", &name);
-        let read_tool = self.agent.surface().read_tool();
         let mut parts = Vec::new();
         let mut message_meta: Option<Value> = None;
         let already = self.is_loaded(&name);
-        let body = render::loaded_body(&skill, read_tool);
+        let body = self.library().loaded_body(&skill);
         if already {
             parts.push(render::already_active(&name, self.legacy()));
         } else {

@@ -21,7 +21,9 @@ impl Session {
         let (meta, name) = self.loaded_meta(&args.skill)?;
         record("skill", &name);
         let pool = self.pool_names();
-        let requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
+        let mode = SelectMode::parse(args.mode.as_deref());
+        let all = args.include_all_tools.unwrap_or(false);
+        let mut requested: BTreeSet<String> = args.tools.unwrap_or_default().into_iter().collect();
         if let Some(unknown) = requested.iter().find(|t| !pool.contains(t.as_str())) {
             let list: Vec<&str> = pool.iter().copied().collect();
             return Err(ToolError::new(
@@ -37,16 +39,22 @@ impl Session {
                 ),
             ));
         }
+        // The tools the skill declares that this agent has: what a load
+        // selects, and what `include_all_tools` selects.
+        let declared: BTreeSet<String> = meta
+            .declared_tools
+            .iter()
+            .filter(|t| pool.contains(t.as_str()))
+            .cloned()
+            .collect();
+        if all {
+            requested.extend(declared.iter().cloned());
+        }
         let current: BTreeSet<String> = match self.transcript.state().selected_tools(&name) {
             Some(selected) => selected.clone(),
-            None => meta
-                .declared_tools
-                .iter()
-                .filter(|t| pool.contains(t.as_str()))
-                .cloned()
-                .collect(),
+            None => declared,
         };
-        let next: BTreeSet<String> = match args.mode.unwrap_or_default() {
+        let next: BTreeSet<String> = match mode {
             SelectMode::Add => current.union(&requested).cloned().collect(),
             SelectMode::Replace => requested,
             SelectMode::Clear => BTreeSet::new(),
@@ -56,10 +64,17 @@ impl Session {
             skill: name.clone(),
             tools: list.clone(),
         });
-        Ok(
-            Message::tool_result(&call.id, &call.name, render::tools_selected(&name, &list))
-                .with_metadata(TOOLS_KEY, json!({"skill": name, "tools": list}))
-                .with_metadata(TOUCH_KEY, Value::String(name)),
+        Ok(Message::tool_result(
+            &call.id,
+            &call.name,
+            render::tools_selected(
+                &name,
+                mode.as_str(),
+                &list,
+                all && mode != SelectMode::Clear,
+            ),
         )
+        .with_metadata(TOOLS_KEY, json!({"skill": name, "tools": list}))
+        .with_metadata(TOUCH_KEY, Value::String(name)))
     }
 }

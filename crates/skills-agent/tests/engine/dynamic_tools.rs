@@ -89,11 +89,9 @@ fn declared_tools_outside_the_pool_stay_hidden() {
         "skill_list_tools",
         json!({"skill": "weather"}),
     );
-    assert!(listing.contains("get_weather (selected)"), "{listing}");
-    assert!(
-        listing.contains("get_forecast (not available to this agent)"),
-        "{listing}"
-    );
+    // As trpc-agent: every tool the skill declares, in its order, whether or
+    // not this agent has it.
+    assert_eq!(listing, r#"["get_weather","get_forecast"]"#);
 }
 
 #[test]
@@ -107,7 +105,10 @@ fn select_tools_add_replace_and_clear_change_exposure() {
         "skill_select_tools",
         json!({"skill": "weather", "tools": ["get_weather"], "mode": "replace"}),
     );
-    assert!(text.contains("get_weather"), "{text}");
+    assert_eq!(
+        text,
+        r#"{"skill":"weather","mode":"replace","selected_tools":["get_weather"],"include_all_tools":false}"#
+    );
     assert_eq!(exposed(&mut session), ["get_weather"]);
     let err = call_err(&mut session, "get_forecast", json!({}));
     assert!(err.contains("not active"), "{err}");
@@ -115,7 +116,7 @@ fn select_tools_add_replace_and_clear_change_exposure() {
     call_ok(
         &mut session,
         "skill_select_tools",
-        json!({"skill": "weather", "tools": ["send_email"]}),
+        json!({"skill": "weather", "tools": ["send_email"], "mode": "add"}),
     );
     assert_eq!(exposed(&mut session), ["get_weather", "send_email"]);
     assert_eq!(
@@ -128,7 +129,10 @@ fn select_tools_add_replace_and_clear_change_exposure() {
         "skill_select_tools",
         json!({"skill": "weather", "mode": "clear"}),
     );
-    assert!(cleared.contains("No tools are selected"), "{cleared}");
+    assert_eq!(
+        cleared,
+        r#"{"skill":"weather","mode":"clear","selected_tools":[],"include_all_tools":false}"#
+    );
     assert!(exposed(&mut session).is_empty());
     let events: Vec<Event> = session.take_events();
     let selections: Vec<Vec<String>> = events
@@ -145,6 +149,127 @@ fn select_tools_add_replace_and_clear_change_exposure() {
             vec!["get_weather".to_owned(), "send_email".to_owned()],
             vec![],
         ]
+    );
+}
+
+/// `skill_select_tools` as trpc-agent: the mode defaults to `replace`, is
+/// read without regard to case, and an unknown one means `replace`.
+#[test]
+fn select_tools_mode_defaults_to_replace_ignores_case_and_falls_back() {
+    let mut session = start(with_pool(builder().surface(Surface::Trpc)));
+    call_ok(&mut session, "skill_load", json!({"skill": "weather"}));
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "tools": ["get_forecast"]}),
+    );
+    assert!(text.contains(r#""mode":"replace""#), "{text}");
+    assert_eq!(exposed(&mut session), ["get_forecast"]);
+
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "tools": ["send_email"], "mode": "ADD"}),
+    );
+    assert!(text.contains(r#""mode":"add""#), "{text}");
+    assert_eq!(exposed(&mut session), ["get_forecast", "send_email"]);
+
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "tools": ["get_weather"], "mode": "bogus"}),
+    );
+    assert_eq!(
+        text,
+        r#"{"skill":"weather","mode":"replace","selected_tools":["get_weather"],"include_all_tools":false}"#
+    );
+    assert_eq!(exposed(&mut session), ["get_weather"]);
+
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "tools": [], "mode": " Clear "}),
+    );
+    assert!(text.contains(r#""mode":"clear""#), "{text}");
+    assert!(exposed(&mut session).is_empty());
+}
+
+/// `include_all_tools` selects every tool the skill declares that the agent
+/// has, with the tools named (replace) or on top of the selection (add).
+#[test]
+fn select_tools_include_all_tools_selects_the_declared_tools() {
+    let mut session = start(with_pool(builder().surface(Surface::Trpc)));
+    call_ok(&mut session, "skill_load", json!({"skill": "weather"}));
+    call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "mode": "clear"}),
+    );
+    assert!(exposed(&mut session).is_empty());
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "include_all_tools": true}),
+    );
+    assert_eq!(
+        text,
+        r#"{"skill":"weather","mode":"replace","selected_tools":["get_forecast","get_weather"],"include_all_tools":true}"#
+    );
+    assert_eq!(exposed(&mut session), ["get_forecast", "get_weather"]);
+
+    let text = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill": "weather", "tools": ["send_email"], "include_all_tools": true}),
+    );
+    assert!(text.contains(r#""include_all_tools":true"#), "{text}");
+    assert_eq!(
+        exposed(&mut session),
+        ["get_forecast", "get_weather", "send_email"]
+    );
+}
+
+/// trpc-agent-python names the skill `skill_name`; every trpc skill tool
+/// takes it as well as `skill`.
+#[test]
+fn trpc_tools_accept_skill_name() {
+    let mut session = start(with_pool(builder().surface(Surface::Trpc)));
+    let listed = call_ok(
+        &mut session,
+        "skill_list_tools",
+        json!({"skill_name": "weather"}),
+    );
+    assert_eq!(listed, r#"["get_weather","get_forecast"]"#);
+    let docs = call_ok(
+        &mut session,
+        "skill_list_docs",
+        json!({"skill_name": "pdf-forms"}),
+    );
+    assert!(docs.starts_with("[\"references/"), "{docs}");
+    let loaded = call_ok(&mut session, "skill_load", json!({"skill_name": "weather"}));
+    assert!(loaded.contains("<skill name=\"weather\">"), "{loaded}");
+    let selected = call_ok(
+        &mut session,
+        "skill_select_tools",
+        json!({"skill_name": "weather", "tools": ["get_weather"]}),
+    );
+    assert!(
+        selected.contains(r#""selected_tools":["get_weather"]"#),
+        "{selected}"
+    );
+    call_ok(
+        &mut session,
+        "skill_load",
+        json!({"skill_name": "pdf-forms"}),
+    );
+    let docs = call_ok(
+        &mut session,
+        "skill_select_docs",
+        json!({"skill_name": "pdf-forms", "include_all_docs": true}),
+    );
+    assert!(
+        docs.starts_with(r#"{"skill":"pdf-forms","mode":"replace""#),
+        "{docs}"
     );
 }
 

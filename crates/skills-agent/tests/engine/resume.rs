@@ -135,7 +135,7 @@ fn resume_keeps_doc_and_tool_selections() {
     call_ok(
         &mut original,
         "skill_select_docs",
-        json!({"skill": "pdf-forms", "docs": ["references/signing.md"]}),
+        json!({"skill": "pdf-forms", "docs": ["references/signing.md"], "mode": "add"}),
     );
     call_ok(&mut original, "skill_load", json!({"skill": "weather"}));
     call_ok(
@@ -144,19 +144,16 @@ fn resume_keeps_doc_and_tool_selections() {
         json!({"skill": "weather", "tools": ["get_forecast"], "mode": "replace"}),
     );
     let mut resumed = resume(&original);
+    // Adding nothing reports the selection both sessions kept.
     both(
         [&mut original, &mut resumed],
-        "skill_list_docs",
-        json!({"skill": "pdf-forms"}),
+        "skill_select_docs",
+        json!({"skill": "pdf-forms", "mode": "add"}),
     );
-    let listing = &resumed.transcript().last().expect("the listing").content;
-    assert!(
-        listing.contains("references/fields.md (selected)"),
-        "{listing}"
-    );
-    assert!(
-        listing.contains("references/signing.md (selected)"),
-        "{listing}"
+    let selection = &resumed.transcript().last().expect("the selection").content;
+    assert_eq!(
+        selection,
+        r#"{"skill":"pdf-forms","mode":"add","selected_docs":["references/fields.md","references/signing.md"],"include_all_docs":false}"#
     );
     assert_same(&mut original, &mut resumed);
     assert!(resumed.build_request().tool("get_forecast").is_some());

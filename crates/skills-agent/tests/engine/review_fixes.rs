@@ -64,14 +64,16 @@ fn a_doc_named_again_after_compaction_is_delivered_again() {
     );
     assert!(first.contains("case sensitive"));
     session.compact("The user wants a form filled.");
-    let listed = call_ok(
+    // Adding nothing reports the selection: empty.
+    let selection = call_ok(
         &mut session,
-        "skill_list_docs",
-        json!({"skill": "pdf-forms"}),
+        "skill_select_docs",
+        json!({"skill": "pdf-forms", "mode": "add"}),
     );
-    assert!(
-        !listed.contains("(selected)"),
-        "a compaction ends doc selections: {listed}"
+    assert_eq!(
+        selection,
+        r#"{"skill":"pdf-forms","mode":"add","selected_docs":[],"include_all_docs":false}"#,
+        "a compaction ends doc selections"
     );
     let again = call_ok(
         &mut session,

@@ -80,22 +80,34 @@ fn docs() {
             json!({"skill": "pdf-tools"}),
         )
         .await;
-        snap!("trpc_list_docs_none_selected", listed);
+        snap!("trpc_list_docs", listed.clone());
 
-        let add = run(
+        // No mode: replace, as in trpc-agent.
+        let default = run(
             &mut session,
             "skill_select_docs",
             json!({"skill": "pdf-tools", "docs": ["references/guide.md"]}),
         )
         .await;
-        snap!("trpc_select_docs_add", add);
-        let listed = run(
+        snap!("trpc_select_docs_default_replace", default);
+        let add = run(
             &mut session,
-            "skill_list_docs",
-            json!({"skill": "pdf-tools"}),
+            "skill_select_docs",
+            json!({"skill": "pdf-tools", "docs": ["references/faq.txt"], "mode": "ADD"}),
         )
         .await;
-        snap!("trpc_list_docs_selected", listed);
+        snap!("trpc_select_docs_add", add);
+        // The listing names the docs, selected or not.
+        let again = run(
+            &mut session,
+            "skill_list_docs",
+            json!({"skill_name": "pdf-tools"}),
+        )
+        .await;
+        assert_eq!(
+            again.split_once("---\n").map(|r| r.1),
+            listed.split_once("---\n").map(|r| r.1)
+        );
 
         let replace = run(
             &mut session,
@@ -112,6 +124,14 @@ fn docs() {
         )
         .await;
         snap!("trpc_select_docs_clear", clear);
+
+        let all = run(
+            &mut session,
+            "skill_select_docs",
+            json!({"skill_name": "pdf-tools", "include_all_docs": true, "mode": "bogus"}),
+        )
+        .await;
+        snap!("trpc_select_docs_all", all);
 
         let unknown = run(
             &mut session,
@@ -160,22 +180,34 @@ fn tools() {
             json!({"skill": "weather"}),
         )
         .await;
-        snap!("trpc_list_tools", listed);
+        snap!("trpc_list_tools", listed.clone());
 
         let add = run(
             &mut session,
             "skill_select_tools",
-            json!({"skill": "weather", "tools": ["send_alert"]}),
+            json!({"skill": "weather", "tools": ["send_alert"], "mode": "add"}),
         )
         .await;
         snap!("trpc_select_tools_add", add);
-        let listed = run(
+        // The listing names the declared tools, selected or not.
+        let again = run(
             &mut session,
             "skill_list_tools",
-            json!({"skill": "weather"}),
+            json!({"skill_name": "weather"}),
         )
         .await;
-        snap!("trpc_list_tools_after_add", listed);
+        assert_eq!(
+            again.split_once("---\n").map(|r| r.1),
+            listed.split_once("---\n").map(|r| r.1)
+        );
+
+        let default = run(
+            &mut session,
+            "skill_select_tools",
+            json!({"skill_name": "weather", "tools": ["get_forecast"]}),
+        )
+        .await;
+        snap!("trpc_select_tools_default_replace", default);
 
         let replace = run(
             &mut session,
@@ -192,13 +224,14 @@ fn tools() {
         )
         .await;
         snap!("trpc_select_tools_clear", clear);
-        let listed = run(
+
+        let all = run(
             &mut session,
-            "skill_list_tools",
-            json!({"skill": "weather"}),
+            "skill_select_tools",
+            json!({"skill": "weather", "include_all_tools": true, "mode": "bogus"}),
         )
         .await;
-        snap!("trpc_list_tools_after_clear", listed);
+        snap!("trpc_select_tools_all", all);
 
         let unknown = run(
             &mut session,
