@@ -18,5 +18,7 @@ mod local;
 mod policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/spans.rs"]
+mod spans;
 #[path = "suite/workspace_limits.rs"]
 mod workspace_limits;
