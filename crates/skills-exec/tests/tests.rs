@@ -2,6 +2,8 @@
 //! binary, one module per topic.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[path = "suite/artifacts.rs"]
+mod artifacts;
 #[path = "suite/common.rs"]
 mod common;
 #[path = "suite/conformance.rs"]
