@@ -63,7 +63,7 @@ pub struct RunIo {
     /// Text written to standard input; for a run, standard input is closed
     /// when `None` (an exec session types it once it started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(description = "Text for standard input (closed when absent)")]
+    #[schemars(description = "Text for standard input (a run closes it after this text)")]
     pub stdin: Option<String>,
     /// Text an `$EDITOR` invoked by the command "types": the runtime sets
     /// `EDITOR`/`VISUAL` to a helper that writes this text into the file.
