@@ -28,9 +28,10 @@ use skills_agent::{
     Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage,
 };
 use skills_core::SkillProvider;
-use skills_exec::{LocalRuntime, SandboxRuntime};
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
 use skills_workspace::{SessionId, WorkspaceRuntime};
+
+use crate::runtime_flags::RuntimeFlags;
 
 use crate::failure::Failure;
 use crate::text;
@@ -71,6 +72,8 @@ pub(crate) struct AgentArgs {
     pub(crate) verbose: bool,
     /// Give the model the run tools on this runtime.
     pub(crate) run: Option<RunMode>,
+    /// The run tools' artifacts and host inputs.
+    pub(crate) runtime: crate::runtime_flags::RuntimeFlags,
     /// Keep the conversation in this session store.
     pub(crate) session: Option<String>,
     /// The stored session's id.
@@ -87,19 +90,19 @@ pub(crate) enum RunMode {
 }
 
 impl RunMode {
-    /// The runtime for this mode, keeping its workspaces under `root`.
-    pub(crate) fn runtime(self, root: &Path) -> Result<Arc<dyn WorkspaceRuntime>, Failure> {
-        // A missing bubblewrap or an unusable root is the user's to fix.
-        let usage = |err: skills_workspace::WorkspaceError| Failure::usage(err.to_string());
-        let runtime: Arc<dyn WorkspaceRuntime> = match self {
-            Self::Local => Arc::new(LocalRuntime::builder(root).build().map_err(usage)?),
-            Self::Sandbox => Arc::new(
-                SandboxRuntime::builder(root)
-                    .build_sandbox()
-                    .map_err(usage)?,
-            ),
-        };
-        Ok(runtime)
+    /// The runtime for this mode with `flags` (artifacts, host inputs),
+    /// keeping its workspaces under `root`.
+    pub(crate) fn runtime(
+        self,
+        root: &Path,
+        flags: &RuntimeFlags,
+    ) -> Result<Arc<dyn WorkspaceRuntime>, Failure> {
+        // A missing bubblewrap, an unusable root or a missing
+        // `--allow-input` folder is the user's to fix.
+        flags.check().map_err(Failure::usage)?;
+        flags
+            .runtime(root, self == Self::Sandbox)
+            .map_err(|err| Failure::usage(err.to_string()))
     }
 }
 
@@ -219,7 +222,10 @@ async fn drive<W: Write>(
         )
         .surface(surface.clone());
     let root = skills_exec::private_root("skills-agent");
-    let runtime = args.run.map(|mode| mode.runtime(&root)).transpose()?;
+    let runtime = args
+        .run
+        .map(|mode| mode.runtime(&root, &args.runtime))
+        .transpose()?;
     if let Some(runtime) = &runtime {
         builder = builder.profile(Profile::Full).runtime(Arc::clone(runtime));
     }

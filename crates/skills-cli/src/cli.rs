@@ -90,6 +90,15 @@ pub(crate) enum Command {
         /// --json their text is included.
         #[arg(long = "output-files", value_name = "GLOB")]
         output_files: Vec<String>,
+        /// Stage FROM into the workspace before the command (repeatable):
+        /// `host:///abs/path` (below an --allow-input folder),
+        /// `artifact://name[@version]`, `workspace://rel` or
+        /// `skill://name/rel`; at TO, relative to the workspace (default
+        /// `work/inputs/<basename>`, `$WORK_DIR/inputs`).
+        #[arg(long = "input", value_name = "FROM[=TO]")]
+        inputs: Vec<String>,
+        #[command(flatten)]
+        runtime: crate::runtime_flags::RuntimeFlags,
         /// Print the run result as JSON.
         #[arg(long)]
         json: bool,
@@ -144,6 +153,9 @@ pub(crate) enum Command {
         /// no network, only the workspace writable).
         #[arg(long, value_enum, value_name = "local|sandbox")]
         run: Option<agent::RunMode>,
+        /// With --run: artifacts and host inputs.
+        #[command(flatten)]
+        runtime: crate::runtime_flags::RuntimeFlags,
         /// Keep the conversation in a session store, `sqlite://PATH` or
         /// `postgres://USER@HOST[:PORT]/DB`: running again with the same URL
         /// continues it.
@@ -194,6 +206,9 @@ pub(crate) enum Command {
         /// no network, only the workspace writable).
         #[arg(long, value_enum, value_name = "local|sandbox")]
         run: Option<agent::RunMode>,
+        /// With --run: artifacts and host inputs.
+        #[command(flatten)]
+        runtime: crate::runtime_flags::RuntimeFlags,
         /// Look for changed skills every N milliseconds.
         #[arg(long, value_name = "MS", default_value_t = 2000)]
         poll_ms: u64,

@@ -27,7 +27,10 @@ const OUR_CRATES: &[&str] = &[
     "skills_exec",
     "skills_fs",
     "skills_mcp",
+    "skills_models",
+    "skills_sandbox",
     "skills_store",
+    "skills_workspace",
 ];
 
 /// The filter for `verbose` (the number of `-v` flags) and the value of
@@ -122,6 +125,14 @@ mod tests {
         assert!(one.contains("skills_fs=debug"), "{one}");
         let two = filter(2, None).unwrap_or_default();
         assert!(two.contains("skills_core=trace"), "{two}");
+        for c in [
+            "skills_exec",
+            "skills_workspace",
+            "skills_sandbox",
+            "skills_models",
+        ] {
+            assert!(two.contains(&format!("{c}=trace")), "{two}");
+        }
         assert_eq!(filter(5, None), filter(2, None));
     }
 }

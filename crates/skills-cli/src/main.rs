@@ -24,6 +24,7 @@ mod mcp;
 mod read;
 mod report;
 mod run;
+mod runtime_flags;
 mod sessions;
 mod show;
 mod signal;
@@ -103,6 +104,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             sandbox,
             timeout,
             output_files,
+            inputs,
+            runtime,
             json,
             name,
             paths,
@@ -115,6 +118,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 sandbox,
                 timeout,
                 output_files,
+                inputs,
+                runtime,
                 json,
                 stdout_terminal: io::stdout().is_terminal(),
                 stderr_terminal: io::stderr().is_terminal(),
@@ -131,6 +136,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             max_tokens,
             trpc,
             run,
+            runtime,
             session,
             session_id,
             paths,
@@ -147,6 +153,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     trpc,
                     verbose: verbose > 0,
                     run,
+                    runtime,
                     session,
                     session_id,
                 },
@@ -158,6 +165,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         Command::Mcp {
             http,
             run,
+            runtime,
             poll_ms,
             limits,
             paths,
@@ -168,6 +176,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 mcp::McpArgs {
                     http,
                     run,
+                    runtime,
                     poll: std::time::Duration::from_millis(poll_ms),
                     limits,
                 },

@@ -23,6 +23,8 @@ pub(crate) struct McpArgs {
     pub(crate) http: Option<SocketAddr>,
     /// Offer the run tools on this runtime.
     pub(crate) run: Option<RunMode>,
+    /// The run tools' artifacts and host inputs.
+    pub(crate) runtime: crate::runtime_flags::RuntimeFlags,
     /// How often to look for changed skills.
     pub(crate) poll: Duration,
     /// The HTTP server's origins and limits.
@@ -103,7 +105,10 @@ async fn serve(
     token: Option<String>,
 ) -> Result<u8, Failure> {
     let root = skills_exec::private_root("skills-mcp");
-    let workspaces = args.run.map(|mode| mode.runtime(&root)).transpose()?;
+    let workspaces = args
+        .run
+        .map(|mode| mode.runtime(&root, &args.runtime))
+        .transpose()?;
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
         .poll_interval(args.poll);

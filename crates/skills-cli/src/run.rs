@@ -13,8 +13,9 @@ use std::io::Write;
 use std::sync::Arc;
 
 use skills_core::SkillProvider;
-use skills_exec::{LocalRuntime, SandboxRuntime};
-use skills_workspace::{RunRequest, RunResult, SessionId, SkillSource, WorkspaceRuntime};
+use skills_workspace::{InputSpec, RunRequest, RunResult, SessionId, SkillSource};
+
+use crate::runtime_flags::RuntimeFlags;
 
 /// What `skills run` was asked to do.
 #[derive(Debug)]
@@ -24,6 +25,10 @@ pub(crate) struct RunArgs {
     pub(crate) sandbox: bool,
     pub(crate) timeout: Option<u64>,
     pub(crate) output_files: Vec<String>,
+    /// Inputs to stage before the command (`--input FROM[=TO]`).
+    pub(crate) inputs: Vec<String>,
+    /// Artifacts and host inputs.
+    pub(crate) runtime: RuntimeFlags,
     pub(crate) json: bool,
     /// Standard output is a terminal: the command's output is escaped there
     /// ([`crate::text::terminal_safe`]).
@@ -51,6 +56,7 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, RunFailure> {
     let fail = |e: &dyn std::fmt::Display| RunFailure(e.to_string());
+    args.runtime.check().map_err(RunFailure)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -65,15 +71,10 @@ pub(crate) fn run(
                 args.name
             ))
         })?;
-        let rt: Arc<dyn WorkspaceRuntime> = if args.sandbox {
-            Arc::new(
-                SandboxRuntime::builder(&root)
-                    .build_sandbox()
-                    .map_err(|e| fail(&e))?,
-            )
-        } else {
-            Arc::new(LocalRuntime::builder(&root).build().map_err(|e| fail(&e))?)
-        };
+        let rt = args
+            .runtime
+            .runtime(&root, args.sandbox)
+            .map_err(|e| fail(&e))?;
         let outcome = async {
             rt.stage_skill(session, &source)
                 .await
@@ -91,6 +92,9 @@ pub(crate) fn run(
             for g in &args.output_files {
                 request = request.output_file(g);
             }
+            for i in &args.inputs {
+                request = request.input(parse_input(i));
+            }
             rt.run(session, &request).await.map_err(|e| fail(&e))
         }
         .await;
@@ -106,6 +110,16 @@ pub(crate) fn run(
             .exit_code
             .map_or(125, |c| u8::try_from(c.clamp(0, 255)).unwrap_or(1))
     })
+}
+
+/// `--input FROM[=TO]`: stage FROM (`host:///abs`, `artifact://name[@v]`,
+/// `workspace://rel`, `skill://name/rel`) at TO (default
+/// `work/inputs/<basename>`). FROM cannot contain `=`.
+pub(crate) fn parse_input(text: &str) -> InputSpec {
+    match text.split_once('=') {
+        Some((from, to)) => InputSpec::new(from).to(to),
+        None => InputSpec::new(text),
+    }
 }
 
 fn print(
@@ -141,6 +155,19 @@ fn print(
                 crate::text::line(&f.name),
                 f.size_bytes,
                 f.mime_type
+            )?;
+        }
+    }
+    if !result.artifact_files.is_empty() {
+        out.flush()?;
+        writeln!(out, "--- artifacts")?;
+        for a in &result.artifact_files {
+            writeln!(
+                out,
+                "{}\t{}\t{}",
+                crate::text::line(&a.name),
+                a.version,
+                crate::text::line(&a.source)
             )?;
         }
     }

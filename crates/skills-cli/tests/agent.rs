@@ -1001,3 +1001,67 @@ fn an_endless_answer_or_line_stops_at_the_caps() {
     let sent = server.join().unwrap();
     assert!(sent < 64 << 20, "the server pushed {sent} bytes");
 }
+
+/// `--run local` with the runtime flags: the model's run stages a
+/// `host://` input from an `--allow-input` folder, and `--save-artifacts`
+/// saves what it wrote into the `--artifacts` folder.
+#[test]
+fn run_local_with_artifacts_and_host_inputs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let host = tmp.path().join("host");
+    std::fs::create_dir_all(&host).unwrap();
+    std::fs::write(host.join("orders.csv"), "id\n1\n2\n").unwrap();
+    let store = tmp.path().join("store");
+    let args = serde_json::json!({
+        "skill": "csv-insights",
+        "command": "wc -l < $WORK_DIR/inputs/orders.csv > out/count.txt",
+        "inputs": [{"from": format!("host://{}", host.join("orders.csv").display())}],
+        "output_files": ["out/*.txt"]
+    })
+    .to_string();
+    let mut replies = run_replies();
+    let call = replies.remove(1);
+    let call = call.replace(
+        &serde_json::to_string(
+            r#"{"skill":"csv-insights","command":"python3 scripts/profile_csv.py assets/sample-orders.csv"}"#,
+        )
+        .unwrap(),
+        &serde_json::to_string(&args).unwrap(),
+    );
+    replies.insert(1, call);
+    let server = serve(replies);
+    let out = skills(
+        &[
+            "agent",
+            "--run",
+            "local",
+            "--allow-input",
+            host.to_str().unwrap(),
+            "--artifacts",
+            store.to_str().unwrap(),
+            "--save-artifacts",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Count the orders.",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bodies = server.bodies.lock().unwrap();
+    assert!(bodies[2].contains(r#"\"exit_code\": 0"#), "{}", bodies[2]);
+    assert!(bodies[2].contains("artifact_files"), "{}", bodies[2]);
+    let sessions: Vec<_> = std::fs::read_dir(&store).unwrap().collect();
+    assert_eq!(sessions.len(), 1);
+    let session = sessions.into_iter().next().unwrap().unwrap().path();
+    assert_eq!(
+        std::fs::read_to_string(session.join("count%2Etxt/1")).unwrap(),
+        "3\n"
+    );
+}

@@ -13,4 +13,5 @@ mod mcp;
 mod parity;
 mod report;
 mod run;
+mod runtime_flags;
 mod verbose;

@@ -15,8 +15,8 @@ use skills_core::SkillProvider;
 use skills_workspace::{
     CleanupReport, CommandSpec, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_FILES, DEFAULT_MAX_TOTAL_BYTES,
     ENV_OUTPUT_DIR, ENV_RUN_DIR, ENV_SKILL_NAME, ENV_SKILLS_DIR, ENV_WORK_DIR, ENV_WORKSPACE_DIR,
-    OUTPUT_SUBDIR, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillSource, StagedSkill,
-    WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
+    OUTPUT_SUBDIR, RunIo, RunRequest, RunResult, SKILLS_SUBDIR, SavedArtifact, SkillSource,
+    StagedSkill, WORK_SUBDIR, WORKSPACE_SCHEME, WorkspaceError, WorkspaceErrorKind, WorkspaceFile,
     WorkspaceInfo, WorkspaceResult, normalize_output_glob, normalize_relative, resolve_cwd,
     validate_session_id,
 };
@@ -66,6 +66,8 @@ pub(crate) struct Config {
     pub(crate) max_timeout: Duration,
     pub(crate) output_cap: usize,
     pub(crate) artifacts: Option<Arc<dyn ArtifactService>>,
+    /// Save every collected file, whatever the request asks.
+    pub(crate) force_save_artifacts: bool,
     pub(crate) provider: Option<Arc<dyn SkillProvider>>,
     pub(crate) host_input_roots: Vec<PathBuf>,
     pub(crate) bash: PathBuf,
@@ -80,6 +82,16 @@ pub(crate) struct Config {
     pub(crate) limits: WorkspaceLimits,
     /// How runs are bounded (the sandbox holds the same).
     pub(crate) enforcement: Arc<crate::limits::Enforcement>,
+}
+
+/// The normalized globs of the files `io` asks to collect (`output_files`
+/// and the manifest's), checked before anything runs.
+pub(crate) fn output_globs(io: &RunIo) -> WorkspaceResult<Vec<String>> {
+    io.output_files
+        .iter()
+        .chain(io.outputs.iter().flat_map(|o| o.globs.iter()))
+        .map(|g| normalize_output_glob(g))
+        .collect()
 }
 
 /// Finds bash at a fixed path.
@@ -562,14 +574,7 @@ impl Engine {
             .await?;
         self.check_disk(&ws, "run refused").await?;
         // Check the output globs before running anything.
-        let mut globs = Vec::new();
-        for g in request
-            .output_files
-            .iter()
-            .chain(request.outputs.iter().flat_map(|o| o.globs.iter()))
-        {
-            globs.push(normalize_output_glob(g)?);
-        }
+        let globs = output_globs(&request.io)?;
         let staged_inputs = if request.spec.inputs.is_empty() {
             Vec::new()
         } else {
@@ -585,7 +590,7 @@ impl Engine {
                 &ws,
                 Launch {
                     spec: &request.spec,
-                    editor_text: request.editor_text.as_deref(),
+                    editor_text: request.io.editor_text.as_deref(),
                     tty: false,
                 },
             )
@@ -600,7 +605,7 @@ impl Engine {
         // the launch, which kills the run (H7).
         let launched = tokio::select! {
             biased;
-            outcome = self.launch(&ws, &prepared, request.stdin.as_deref(), timeout) => outcome,
+            outcome = self.launch(&ws, &prepared, request.io.stdin.as_deref(), timeout) => outcome,
             over = self.watch_disk(&ws) => {
                 // Dropping the launch started the kill; make sure every
                 // process of the run is gone before answering.
@@ -655,7 +660,7 @@ impl Engine {
         result.run_dir = prepared.run_dir.clone();
         result.staged_inputs = staged_inputs;
         if !globs.is_empty() {
-            self.collect_outputs(&ws, request, globs, &mut result, &mut warnings)
+            self.collect_outputs(&ws, &request.io, globs, &mut result, &mut warnings)
                 .instrument(tracing::info_span!(
                     "workspace.collect",
                     session = session_id
@@ -894,10 +899,13 @@ impl Engine {
         Ok(started)
     }
 
-    async fn collect_outputs(
+    /// Collects the files `request` asks for after a run (or an exec
+    /// session) into `result`, inlined or not, saved as artifacts when asked
+    /// (or forced).
+    pub(crate) async fn collect_outputs(
         &self,
         ws: &Arc<Ws>,
-        request: &RunRequest,
+        request: &RunIo,
         globs: Vec<String>,
         result: &mut RunResult,
         warnings: &mut Vec<String>,
@@ -937,7 +945,7 @@ impl Engine {
         let w = Arc::clone(ws);
         let collected = blocking(move || collect(&w.dir, &spec)).await?;
         warnings.extend(collected.warnings);
-        let save = request.save_as_artifacts || manifest.save;
+        let save = request.save_as_artifacts || manifest.save || self.cfg.force_save_artifacts;
         if save && self.cfg.artifacts.is_none() {
             warnings.push(
                 "files were not saved as artifacts: no artifact service is configured".to_owned(),

@@ -15,18 +15,18 @@
 use std::io::{Read, Write};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use skills_workspace::{
-    ExecOutput, ExecRequest, ExecStatus, WorkspaceError, WorkspaceErrorKind, WorkspaceResult,
-    WriteStdinRequest,
+    ExecOutput, ExecRequest, ExecStatus, Interaction, InteractionKind, RunIo, RunResult,
+    StagedInput, WorkspaceError, WorkspaceErrorKind, WorkspaceResult, WriteStdinRequest,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tracing::Instrument;
 
 use crate::capture::cap_text;
-use crate::engine::{Engine, Launch, Ws, unique_id, watch_disk};
+use crate::engine::{Engine, Launch, Ws, output_globs, unique_id, watch_disk};
 use crate::kill::{kill_group, sweep};
 use crate::quota::MAX_FINISHED_EXECS;
 
@@ -40,13 +40,25 @@ const DEFAULT_YIELD_MS: u64 = 300;
 const MAX_YIELD_MS: u64 = 30_000;
 /// Quiet time after which output that ends like a prompt counts as waiting.
 const PROMPT_QUIET: Duration = Duration::from_millis(200);
+/// How much of the end of everything printed a session keeps, for its
+/// final result's `stdout` (the tail of the transcript).
+const MAX_TRANSCRIPT: usize = 32 * 1024;
+/// How much of the end of the transcript the prompt hint looks at.
+const PROMPT_WINDOW: usize = 4 * 1024;
+/// Most numbered options a [`InteractionKind::Choice`] hint lists.
+const MAX_OPTIONS: usize = 20;
 
 #[derive(Debug)]
 struct State {
     buf: Vec<u8>,
     dropped: u64,
-    last_line: String,
+    /// The end of everything printed (at most [`MAX_TRANSCRIPT`] bytes).
+    transcript: String,
+    /// Bytes dropped from the front of `transcript`.
+    transcript_dropped: u64,
     last_output: Instant,
+    /// When the command ended.
+    ended: Option<Instant>,
     child_done: bool,
     reader_done: bool,
     exit_code: Option<i32>,
@@ -74,6 +86,18 @@ pub(crate) struct ExecSession {
     killed: AtomicBool,
     state: Mutex<State>,
     input: tokio::sync::Mutex<Input>,
+    /// What the request asked to collect (and save) when it ends.
+    io: RunIo,
+    /// `io`'s globs, normalized (checked before it started).
+    globs: Vec<String>,
+    /// Its run folder, relative to the workspace root.
+    run_dir: String,
+    /// The inputs staged for it.
+    staged_inputs: Vec<StagedInput>,
+    /// Its workspace (weak: the workspace holds the session).
+    ws: Weak<Ws>,
+    /// The final result, made once when it ended.
+    result: tokio::sync::Mutex<Option<RunResult>>,
 }
 
 fn lock_usage(ws: &Ws) -> std::sync::MutexGuard<'_, crate::quota::Usage> {
@@ -98,20 +122,11 @@ impl ExecSession {
             st.dropped += extra as u64;
         }
         st.last_output = Instant::now();
-        let text = String::from_utf8_lossy(bytes);
-        if let Some(line) = text.rsplit('\n').next() {
-            if text.contains('\n') {
-                st.last_line = line.to_owned();
-            } else {
-                st.last_line.push_str(line);
-                if st.last_line.len() > 512 {
-                    let cut = st.last_line.len() - 512;
-                    let cut = (cut..st.last_line.len())
-                        .find(|i| st.last_line.is_char_boundary(*i))
-                        .unwrap_or(0);
-                    st.last_line.drain(..cut);
-                }
-            }
+        st.transcript.push_str(&String::from_utf8_lossy(bytes));
+        if st.transcript.len() > MAX_TRANSCRIPT {
+            let cut = tail_start(&st.transcript, MAX_TRANSCRIPT);
+            st.transcript.drain(..cut);
+            st.transcript_dropped += cut as u64;
         }
     }
 
@@ -165,12 +180,16 @@ impl ExecSession {
             text = format!("[… {dropped} earlier bytes dropped …]\n{text}");
         }
         let (text, _) = cap_text(&text, MAX_ANSWER);
-        let waiting = status == ExecStatus::Running
-            && st.last_output.elapsed() >= PROMPT_QUIET
-            && looks_like_prompt(&st.last_line);
+        let interaction =
+            if status == ExecStatus::Running && st.last_output.elapsed() >= PROMPT_QUIET {
+                let recent = &st.transcript[tail_start(&st.transcript, PROMPT_WINDOW)..];
+                interaction(recent)
+            } else {
+                None
+            };
         ExecOutput::new(&self.id, status, text)
             .with_exit_code(st.exit_code)
-            .with_waiting_for_input(waiting)
+            .with_interaction(interaction)
     }
 
     /// Types into the session, then answers like [`poll`](Self::poll).
@@ -179,6 +198,12 @@ impl ExecSession {
         if request.submit {
             data.push(if self.tty { b'\r' } else { b'\n' });
         }
+        self.type_in(data).await?;
+        Ok(self.poll(request.yield_ms).await)
+    }
+
+    /// Writes `data` to the command's terminal or standard input.
+    async fn type_in(&self, data: Vec<u8>) -> WorkspaceResult<()> {
         let mut input = self.input.lock().await;
         let result = match &mut *input {
             Input::Pty(file) => {
@@ -202,7 +227,69 @@ impl ExecSession {
                 format!("exec session {} does not take input any more: {e}", self.id),
             ));
         }
-        Ok(self.poll(request.yield_ms).await)
+        Ok(())
+    }
+
+    /// `answer` with the final result once the command ended: the files
+    /// the request asked for, collected (and saved) once, the same result
+    /// in every later answer.
+    pub(crate) async fn finish(
+        &self,
+        engine: &Engine,
+        answer: ExecOutput,
+    ) -> WorkspaceResult<ExecOutput> {
+        if answer.status == ExecStatus::Running {
+            return Ok(answer);
+        }
+        let mut cached = self.result.lock().await;
+        if let Some(result) = &*cached {
+            return Ok(answer.with_result(Some(result.clone())));
+        }
+        let mut result = RunResult::default();
+        {
+            let st = lock(&self.state);
+            result.stdout = if st.transcript_dropped > 0 {
+                format!(
+                    "[… {} earlier bytes dropped …]\n{}",
+                    st.transcript_dropped, st.transcript
+                )
+            } else {
+                st.transcript.clone()
+            };
+            result.exit_code = st.exit_code;
+            result.timed_out = st.timed_out;
+            let ended = st.ended.unwrap_or_else(Instant::now);
+            result.duration_ms =
+                u64::try_from(ended.duration_since(self.started).as_millis()).unwrap_or(u64::MAX);
+        }
+        result.run_dir = self.run_dir.clone();
+        result.staged_inputs = self.staged_inputs.clone();
+        let mut warnings = Vec::new();
+        if !self.globs.is_empty() {
+            let ws = self.ws.upgrade().ok_or_else(|| {
+                WorkspaceError::new(
+                    WorkspaceErrorKind::NotFound,
+                    format!("the workspace of exec session {} was removed", self.id),
+                )
+            })?;
+            engine
+                .collect_outputs(
+                    &ws,
+                    &self.io,
+                    self.globs.clone(),
+                    &mut result,
+                    &mut warnings,
+                )
+                .instrument(tracing::info_span!(
+                    "workspace.collect",
+                    session = ws.session_id.as_str(),
+                    exec = self.id.as_str()
+                ))
+                .await?;
+        }
+        result.warnings = warnings;
+        *cached = Some(result.clone());
+        Ok(answer.with_result(Some(result)))
     }
 
     /// Kills the session's whole process tree; `true` when it was running.
@@ -218,6 +305,95 @@ impl ExecSession {
         *self.input.lock().await = Input::Closed;
         running
     }
+}
+
+/// Where the last `max` bytes of `text` start (on a character boundary).
+fn tail_start(text: &str, max: usize) -> usize {
+    let from = text.len().saturating_sub(max);
+    (from..text.len())
+        .find(|i| text.is_char_boundary(*i))
+        .unwrap_or(text.len())
+}
+
+/// `text` without terminal escape sequences (CSI `ESC [ … letter`, OSC
+/// `ESC ] … BEL`, two-byte `ESC x`) and carriage returns.
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() || c == '~' {
+                            break;
+                        }
+                    }
+                }
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\r' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A numbered option (`1) csv`, `2. json`, `[3] xml`), trimmed.
+fn numbered_option(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let rest = t.strip_prefix('[').unwrap_or(t);
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    if digits == 0 || digits > 3 {
+        return None;
+    }
+    let after = &rest[digits..];
+    let sep = if t.starts_with('[') { "]" } else { ")" };
+    (after.starts_with(sep) || (!t.starts_with('[') && after.starts_with(". ")))
+        .then_some(t)
+        .filter(|_| after.len() > 1)
+}
+
+/// The best-effort hint for output `recent` (the end of what a running
+/// command printed, quiet for a while): `None` unless its last line looks
+/// like a prompt; then what it seems to ask for.
+fn interaction(recent: &str) -> Option<Interaction> {
+    let text = plain(recent);
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    let last = lines.pop().unwrap_or("").trim();
+    if !looks_like_prompt(last) {
+        return None;
+    }
+    let lower = last.to_lowercase();
+    let kind = if ["y/n", "yes/no"].iter().any(|k| lower.contains(k)) {
+        InteractionKind::Confirm
+    } else if ["password", "passphrase"].iter().any(|k| lower.contains(k)) {
+        InteractionKind::Secret
+    } else {
+        InteractionKind::Line
+    };
+    // Numbered options just above the prompt: a choice.
+    let mut options: Vec<String> = lines
+        .iter()
+        .rev()
+        .map(|l| l.trim())
+        .skip_while(|l| l.is_empty())
+        .take_while(|l| numbered_option(l).is_some())
+        .take(MAX_OPTIONS)
+        .map(str::to_owned)
+        .collect();
+    options.reverse();
+    if kind == InteractionKind::Line && options.len() >= 2 {
+        return Some(Interaction::new(InteractionKind::Choice, last).with_options(options));
+    }
+    Some(Interaction::new(kind, last))
 }
 
 /// `true` when a line looks like it asks for input.
@@ -326,16 +502,26 @@ pub(crate) async fn start(
             .await?;
         engine.check_disk(&ws, "terminal refused").await?;
         prune_finished(&ws);
+        // Checked before anything starts.
+        let globs = output_globs(&request.io)?;
         let slot = Slot::take(engine, &ws)?;
-        if !request.spec.inputs.is_empty() {
-            engine.stage_inputs_in(&ws, &request.spec.inputs).await?;
-        }
+        let staged_inputs = if request.spec.inputs.is_empty() {
+            Vec::new()
+        } else {
+            engine
+                .stage_inputs_in(&ws, &request.spec.inputs)
+                .instrument(tracing::info_span!(
+                    "workspace.stage.inputs",
+                    count = request.spec.inputs.len()
+                ))
+                .await?
+        };
         let prepared = engine
             .prepare(
                 &ws,
                 Launch {
                     spec: &request.spec,
-                    editor_text: None,
+                    editor_text: request.io.editor_text.as_deref(),
                     tty: request.tty,
                 },
             )
@@ -399,14 +585,22 @@ pub(crate) async fn start(
             state: Mutex::new(State {
                 buf: Vec::new(),
                 dropped: 0,
-                last_line: String::new(),
+                transcript: String::new(),
+                transcript_dropped: 0,
                 last_output: Instant::now(),
+                ended: None,
                 child_done: false,
                 reader_done: false,
                 exit_code: None,
                 timed_out: false,
             }),
             input: tokio::sync::Mutex::new(input),
+            io: request.io.clone(),
+            globs,
+            run_dir: prepared.run_dir.clone(),
+            staged_inputs,
+            ws: Arc::downgrade(&ws),
+            result: tokio::sync::Mutex::new(None),
         });
         // Readers.
         if let Some(mut master) = pty_reader {
@@ -473,6 +667,7 @@ pub(crate) async fn start(
                     {
                         let mut st = lock(&s.state);
                         st.child_done = true;
+                        st.ended = Some(Instant::now());
                         st.exit_code = status.and_then(|s| s.code());
                     }
                     s.release();
@@ -493,7 +688,11 @@ pub(crate) async fn start(
             );
         }
         engine.add_exec(&ws, Arc::clone(&session));
-        Ok(session.poll(request.yield_ms).await)
+        if let Some(text) = &request.io.stdin {
+            session.type_in(text.clone().into_bytes()).await?;
+        }
+        let answer = session.poll(request.yield_ms).await;
+        session.finish(engine, answer).await
     }
     .instrument(span)
     .await
@@ -536,6 +735,46 @@ fn open_pty() -> std::io::Result<(std::fs::File, std::fs::File)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hints() {
+        let hint = |text: &str| interaction(text).map(|i| (i.kind, i.prompt, i.options));
+        assert_eq!(hint("working...\r\ndone.\r\n"), None);
+        assert_eq!(
+            hint("Name: "),
+            Some((InteractionKind::Line, "Name:".to_owned(), vec![]))
+        );
+        assert_eq!(
+            hint("\u{1b}[1mOverwrite? [y/N]\u{1b}[0m "),
+            Some((
+                InteractionKind::Confirm,
+                "Overwrite? [y/N]".to_owned(),
+                vec![]
+            ))
+        );
+        assert_eq!(
+            hint("Password: ").map(|h| h.0),
+            Some(InteractionKind::Secret)
+        );
+        assert_eq!(
+            hint("Formats:\r\n  1) csv\r\n  2) json\r\n[3] xml\r\nChoose: "),
+            Some((
+                InteractionKind::Choice,
+                "Choose:".to_owned(),
+                vec![
+                    "1) csv".to_owned(),
+                    "2) json".to_owned(),
+                    "[3] xml".to_owned()
+                ]
+            ))
+        );
+        // One numbered line is not a menu.
+        assert_eq!(
+            hint("1. only\nPick: ").map(|h| h.0),
+            Some(InteractionKind::Line)
+        );
+        assert_eq!(tail_start("héllo", 4), 3);
+    }
 
     #[test]
     fn prompts() {

@@ -35,6 +35,7 @@ pub struct RuntimeBuilder {
     max_timeout: Duration,
     output_cap: usize,
     artifacts: Option<Arc<dyn ArtifactService>>,
+    force_save_artifacts: bool,
     provider: Option<Arc<dyn SkillProvider>>,
     host_input_roots: Vec<PathBuf>,
     sandbox: SandboxOptions,
@@ -51,6 +52,7 @@ impl RuntimeBuilder {
             max_timeout: MAX_TIMEOUT,
             output_cap: DEFAULT_OUTPUT_CAP,
             artifacts: None,
+            force_save_artifacts: false,
             provider: None,
             host_input_roots: Vec::new(),
             sandbox: SandboxOptions::default(),
@@ -91,6 +93,17 @@ impl RuntimeBuilder {
     #[must_use]
     pub fn artifacts(mut self, service: Arc<dyn ArtifactService>) -> Self {
         self.artifacts = Some(service);
+        self
+    }
+
+    /// Saves every file a run collects as an artifact, as if each request
+    /// asked for it (`save_as_artifacts`), best effort: a file that cannot be
+    /// saved is a warning of the result, and without an artifact service
+    /// nothing is saved (one warning). Default `false`: only requests with
+    /// `save_as_artifacts` or `outputs.save` save.
+    #[must_use]
+    pub fn force_save_artifacts(mut self, force: bool) -> Self {
+        self.force_save_artifacts = force;
         self
     }
 
@@ -159,6 +172,7 @@ impl RuntimeBuilder {
             max_timeout: self.max_timeout,
             output_cap: self.output_cap,
             artifacts: self.artifacts,
+            force_save_artifacts: self.force_save_artifacts,
             provider: self.provider,
             host_input_roots,
             bash: find_bash()?,
@@ -337,7 +351,8 @@ macro_rules! delegate_runtime {
                 let session = self
                     .engine
                     .exec_session(session_id.as_str(), &request.session_id)?;
-                session.write(request).await
+                let answer = session.write(request).await?;
+                session.finish(&self.engine, answer).await
             }
 
             async fn poll_exec(
@@ -347,7 +362,8 @@ macro_rules! delegate_runtime {
                 yield_ms: Option<u64>,
             ) -> WorkspaceResult<ExecOutput> {
                 let session = self.engine.exec_session(session_id.as_str(), exec_id)?;
-                Ok(session.poll(yield_ms).await)
+                let answer = session.poll(yield_ms).await;
+                session.finish(&self.engine, answer).await
             }
 
             async fn kill_exec(
@@ -357,7 +373,8 @@ macro_rules! delegate_runtime {
             ) -> WorkspaceResult<ExecOutput> {
                 let session = self.engine.exec_session(session_id.as_str(), exec_id)?;
                 let _ = session.kill().await;
-                Ok(session.poll(Some(0)).await)
+                let answer = session.poll(Some(0)).await;
+                session.finish(&self.engine, answer).await
             }
 
             async fn cleanup(&self, session_id: &SessionId) -> WorkspaceResult<CleanupReport> {

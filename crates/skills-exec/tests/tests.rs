@@ -2,6 +2,8 @@
 //! binary, one module per topic.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[path = "suite/artifacts.rs"]
+mod artifacts;
 #[path = "suite/common.rs"]
 mod common;
 #[path = "suite/conformance.rs"]
@@ -18,5 +20,7 @@ mod local;
 mod policy;
 #[path = "suite/sandbox.rs"]
 mod sandbox;
+#[path = "suite/spans.rs"]
+mod spans;
 #[path = "suite/workspace_limits.rs"]
 mod workspace_limits;

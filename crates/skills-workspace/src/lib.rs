@@ -55,8 +55,8 @@ pub use paths::{
     dedupe_file_name, normalize_output_glob, normalize_relative, resolve_cwd, sanitize_file_name,
 };
 pub use requests::{
-    CleanupReport, CommandSpec, ExecOutput, ExecRequest, ExecStatus, KillRequest, PollRequest,
-    RunRequest, RunResult, WorkspaceFile, WriteStdinRequest,
+    CleanupReport, CommandSpec, ExecOutput, ExecRequest, ExecStatus, Interaction, InteractionKind,
+    KillRequest, PollRequest, RunIo, RunRequest, RunResult, WorkspaceFile, WriteStdinRequest,
 };
 pub use runtime::WorkspaceRuntime;
 pub use session::{MAX_SESSION_ID_CHARS, SessionId, validate_session_id};

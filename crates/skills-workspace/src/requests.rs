@@ -54,16 +54,16 @@ impl CommandSpec {
     }
 }
 
-/// A `skill_run` request, as the model sends it (trpc field names).
+/// What a command reads and what becomes of the files it leaves: the fields
+/// `skill_run` and `skill_exec` share (flattened into both, with the same
+/// JSON names: trpc's).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[non_exhaustive]
-pub struct RunRequest {
-    /// The skill, the command, where and how long.
-    #[serde(flatten)]
-    pub spec: CommandSpec,
-    /// Text written to standard input; standard input is closed when `None`.
+pub struct RunIo {
+    /// Text written to standard input; for a run, standard input is closed
+    /// when `None` (an exec session types it once it started).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(description = "Text for standard input (closed when absent)")]
+    #[schemars(description = "Text for standard input (a run closes it after this text)")]
     pub stdin: Option<String>,
     /// Text an `$EDITOR` invoked by the command "types": the runtime sets
     /// `EDITOR`/`VISUAL` to a helper that writes this text into the file.
@@ -95,7 +95,77 @@ pub struct RunRequest {
     pub artifact_prefix: Option<String>,
 }
 
+/// A `skill_run` request, as the model sends it (trpc field names).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
+pub struct RunRequest {
+    /// The skill, the command, where and how long.
+    #[serde(flatten)]
+    pub spec: CommandSpec,
+    /// Standard input, editor text, the files to collect and what to do
+    /// with them.
+    #[serde(flatten)]
+    pub io: RunIo,
+}
+
+/// The builder methods of the [`RunIo`] fields, for a request holding one
+/// in `io`.
+macro_rules! io_builders {
+    () => {
+        /// Sets standard input.
+        #[must_use]
+        pub fn stdin(mut self, stdin: impl Into<String>) -> Self {
+            self.io.stdin = Some(stdin.into());
+            self
+        }
+
+        /// Sets the editor text.
+        #[must_use]
+        pub fn editor_text(mut self, text: impl Into<String>) -> Self {
+            self.io.editor_text = Some(text.into());
+            self
+        }
+
+        /// Adds an output glob.
+        #[must_use]
+        pub fn output_file(mut self, glob: impl Into<String>) -> Self {
+            self.io.output_files.push(glob.into());
+            self
+        }
+
+        /// Sets the outputs manifest.
+        #[must_use]
+        pub fn outputs(mut self, outputs: OutputSpec) -> Self {
+            self.io.outputs = Some(outputs);
+            self
+        }
+
+        /// Sets `save_as_artifacts`.
+        #[must_use]
+        pub fn save_as_artifacts(mut self, save: bool) -> Self {
+            self.io.save_as_artifacts = save;
+            self
+        }
+
+        /// Sets `omit_inline_content`.
+        #[must_use]
+        pub fn omit_inline_content(mut self, omit: bool) -> Self {
+            self.io.omit_inline_content = omit;
+            self
+        }
+
+        /// Sets the artifact prefix.
+        #[must_use]
+        pub fn artifact_prefix(mut self, prefix: impl Into<String>) -> Self {
+            self.io.artifact_prefix = Some(prefix.into());
+            self
+        }
+    };
+}
+
 impl RunRequest {
+    io_builders!();
+
     /// Runs `command` in `skill`.
     pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
         Self {
@@ -118,20 +188,6 @@ impl RunRequest {
         self
     }
 
-    /// Sets standard input.
-    #[must_use]
-    pub fn stdin(mut self, stdin: impl Into<String>) -> Self {
-        self.stdin = Some(stdin.into());
-        self
-    }
-
-    /// Sets the editor text.
-    #[must_use]
-    pub fn editor_text(mut self, text: impl Into<String>) -> Self {
-        self.editor_text = Some(text.into());
-        self
-    }
-
     /// Sets the timeout in seconds.
     #[must_use]
     pub fn timeout_secs(mut self, secs: u64) -> Self {
@@ -139,45 +195,10 @@ impl RunRequest {
         self
     }
 
-    /// Adds an output glob.
-    #[must_use]
-    pub fn output_file(mut self, glob: impl Into<String>) -> Self {
-        self.output_files.push(glob.into());
-        self
-    }
-
-    /// Sets the outputs manifest.
-    #[must_use]
-    pub fn outputs(mut self, outputs: OutputSpec) -> Self {
-        self.outputs = Some(outputs);
-        self
-    }
-
     /// Adds an input.
     #[must_use]
     pub fn input(mut self, input: InputSpec) -> Self {
         self.spec.inputs.push(input);
-        self
-    }
-
-    /// Sets `save_as_artifacts`.
-    #[must_use]
-    pub fn save_as_artifacts(mut self, save: bool) -> Self {
-        self.save_as_artifacts = save;
-        self
-    }
-
-    /// Sets `omit_inline_content`.
-    #[must_use]
-    pub fn omit_inline_content(mut self, omit: bool) -> Self {
-        self.omit_inline_content = omit;
-        self
-    }
-
-    /// Sets the artifact prefix.
-    #[must_use]
-    pub fn artifact_prefix(mut self, prefix: impl Into<String>) -> Self {
-        self.artifact_prefix = Some(prefix.into());
         self
     }
 }
@@ -231,6 +252,10 @@ pub struct ExecRequest {
     /// The skill, the command, where and how long.
     #[serde(flatten)]
     pub spec: CommandSpec,
+    /// Standard input typed once it started, editor text, the files to
+    /// collect when it exits and what to do with them (as for a run).
+    #[serde(flatten)]
+    pub io: RunIo,
     /// Run on a terminal (a PTY) rather than pipes; default `true`.
     #[serde(default = "default_true")]
     #[schemars(description = "Run on a terminal (default true)")]
@@ -250,10 +275,13 @@ impl ExecRequest {
     pub fn new(skill: impl Into<String>, command: impl Into<String>) -> Self {
         Self {
             spec: CommandSpec::new(skill, command),
+            io: RunIo::default(),
             tty: true,
             yield_ms: None,
         }
     }
+
+    io_builders!();
 
     /// Sets the working folder.
     #[must_use]
@@ -379,6 +407,58 @@ pub enum ExecStatus {
     TimedOut,
 }
 
+/// What an exec session seems to wait for (see [`Interaction`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum InteractionKind {
+    /// A line of text (`Name: `, `>>> `).
+    Line,
+    /// One of numbered options listed just before the prompt
+    /// (`1) csv`, `2) json`, `Choose: `): answer with the number.
+    Choice,
+    /// Yes or no (`Continue? [y/N]`).
+    Confirm,
+    /// A secret (`Password: `); what is typed is not echoed.
+    Secret,
+}
+
+/// Best effort: the program of an exec session seems to wait for input
+/// (its output ends like a prompt and nothing arrived for a while).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Interaction {
+    /// Always `true`: present only while the program seems to wait.
+    pub waiting: bool,
+    /// What it seems to ask for.
+    pub kind: InteractionKind,
+    /// The prompt: the last line of its output, trimmed.
+    pub prompt: String,
+    /// For [`InteractionKind::Choice`]: the numbered options seen, as
+    /// printed (`1) csv`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
+}
+
+impl Interaction {
+    /// A hint that the program waits for `kind` after `prompt`.
+    pub fn new(kind: InteractionKind, prompt: impl Into<String>) -> Self {
+        Self {
+            waiting: true,
+            kind,
+            prompt: prompt.into(),
+            options: Vec::new(),
+        }
+    }
+
+    /// Sets the numbered options.
+    #[must_use]
+    pub fn with_options(mut self, options: Vec<String>) -> Self {
+        self.options = options;
+        self
+    }
+}
+
 /// What an exec session printed since the last look, and its state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -392,10 +472,14 @@ pub struct ExecOutput {
     /// The exit code once it has exited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
-    /// Best effort: the output ends like a prompt and nothing arrived for a
-    /// while, so the program probably waits for input.
-    #[serde(default)]
-    pub waiting_for_input: bool,
+    /// Best effort, while it runs: it seems to wait for input, and for what.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interaction: Option<Interaction>,
+    /// Once it ended (exited, killed or timed out): the final
+    /// `skill_run`-style result, with the files the request asked to
+    /// collect (and save), its `stdout` the tail of everything it printed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Box<RunResult>>,
 }
 
 impl ExecOutput {
@@ -410,7 +494,8 @@ impl ExecOutput {
             status,
             output: output.into(),
             exit_code: None,
-            waiting_for_input: false,
+            interaction: None,
+            result: None,
         }
     }
 
@@ -423,9 +508,21 @@ impl ExecOutput {
 
     /// Sets the waiting-for-input hint.
     #[must_use]
-    pub fn with_waiting_for_input(mut self, waiting: bool) -> Self {
-        self.waiting_for_input = waiting;
+    pub fn with_interaction(mut self, interaction: Option<Interaction>) -> Self {
+        self.interaction = interaction;
         self
+    }
+
+    /// Sets the final result.
+    #[must_use]
+    pub fn with_result(mut self, result: Option<RunResult>) -> Self {
+        self.result = result.map(Box::new);
+        self
+    }
+
+    /// `true` when the program seems to wait for input.
+    pub fn waiting_for_input(&self) -> bool {
+        self.interaction.is_some()
     }
 }
 
@@ -501,9 +598,61 @@ mod tests {
         .unwrap();
         assert_eq!(req.spec.timeout, Some(5));
         assert_eq!(req.spec.inputs[0].to.as_deref(), Some("work/inputs/a"));
-        assert_eq!(req.outputs.as_ref().unwrap().max_files, Some(3));
+        assert_eq!(req.io.outputs.as_ref().unwrap().max_files, Some(3));
+        assert!(req.io.omit_inline_content);
         let file = OutputFile::new("out/a.txt", "text/plain", 2);
         let json = serde_json::to_value(&file).unwrap();
         assert_eq!(json["ref"], "workspace://out/a.txt");
+    }
+
+    #[test]
+    fn exec_request_takes_the_run_fields() {
+        let req: ExecRequest = serde_json::from_str(
+            r#"{"skill":"demo","command":"./wizard","stdin":"y\n","editor_text":"msg",
+               "output_files":["out/*.txt"],"outputs":{"globs":["out/b"],"save":true},
+               "save_as_artifacts":true,"omit_inline_content":true,"artifact_prefix":"w/",
+               "yield_ms":50}"#,
+        )
+        .unwrap();
+        assert!(req.tty);
+        assert_eq!(req.yield_ms, Some(50));
+        let io = &req.io;
+        assert_eq!(io.stdin.as_deref(), Some("y\n"));
+        assert_eq!(io.editor_text.as_deref(), Some("msg"));
+        assert_eq!(io.output_files, ["out/*.txt"]);
+        assert!(io.outputs.as_ref().unwrap().save);
+        assert!(io.save_as_artifacts && io.omit_inline_content);
+        assert_eq!(io.artifact_prefix.as_deref(), Some("w/"));
+        // The same names as a run request's, flat.
+        let run: RunRequest = serde_json::from_value(serde_json::to_value(&req).unwrap()).unwrap();
+        assert_eq!(run.io, req.io);
+    }
+
+    #[test]
+    fn exec_output_json() {
+        let running =
+            ExecOutput::new("exec-1", ExecStatus::Running, "Pick: ").with_interaction(Some(
+                Interaction::new(InteractionKind::Choice, "Pick:")
+                    .with_options(vec!["1) a".into(), "2) b".into()]),
+            ));
+        assert!(running.waiting_for_input());
+        assert_eq!(
+            serde_json::to_value(&running).unwrap(),
+            serde_json::json!({"session_id": "exec-1", "status": "running", "output": "Pick: ",
+                "interaction": {"waiting": true, "kind": "choice", "prompt": "Pick:",
+                                "options": ["1) a", "2) b"]}})
+        );
+        let result = RunResult {
+            exit_code: Some(0),
+            ..RunResult::default()
+        };
+        let done = ExecOutput::new("exec-1", ExecStatus::Exited, "")
+            .with_exit_code(Some(0))
+            .with_result(Some(result));
+        let json = serde_json::to_value(&done).unwrap();
+        assert_eq!(json["result"]["exit_code"], 0, "{json}");
+        assert!(json.get("interaction").is_none(), "{json}");
+        let back: ExecOutput = serde_json::from_value(json).unwrap();
+        assert_eq!(back, done);
     }
 }

@@ -142,11 +142,13 @@ mod tests {
             keys(&json["inputs"][0]),
             keys(&schema["properties"]["inputs"]["items"]["properties"])
         );
-        let exec = ExecRequest::new("s", "c")
+        let mut exec = ExecRequest::new("s", "c")
             .cwd("x")
             .env("A", "b")
             .timeout_secs(1)
             .yield_ms(1);
+        // The run fields, the same in both.
+        exec.io = run.io.clone();
         let mut exec_json = serde_json::to_value(&exec).unwrap();
         exec_json["inputs"] = serde_json::json!([]);
         assert_eq!(keys(&exec_json), keys(&exec_request()["properties"]));

@@ -1,0 +1,71 @@
+//! The runtime options `skills run`, `skills agent --run` and
+//! `skills mcp --run` share: where saved artifacts go, whether every
+//! collected file is saved, and which host folders `host://` inputs may
+//! come from. One clap [`Args`](clap::Args) struct, flattened into the three
+//! commands, and the one place their runtime is built.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use skills_exec::{FsArtifacts, InMemoryArtifacts, LocalRuntime, RuntimeBuilder, SandboxRuntime};
+use skills_workspace::{WorkspaceError, WorkspaceRuntime};
+
+/// Artifact and input options of a runtime.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub(crate) struct RuntimeFlags {
+    /// Keep saved artifacts in DIR (`DIR/<session>/<name>/<version>`,
+    /// kept after the command ends) instead of in memory.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) artifacts: Option<PathBuf>,
+    /// Save every collected output file as an artifact, even when the
+    /// request does not ask to (`save_as_artifacts`, `outputs.save`).
+    #[arg(long)]
+    pub(crate) save_artifacts: bool,
+    /// Allow `host://` inputs from files below DIR (repeatable; none are
+    /// allowed by default).
+    #[arg(long = "allow-input", value_name = "DIR")]
+    pub(crate) allow_input: Vec<PathBuf>,
+}
+
+impl RuntimeFlags {
+    /// `builder` with these options: a filesystem artifact store at
+    /// `--artifacts` (in memory without it), forced saving, host input
+    /// folders.
+    pub(crate) fn apply(&self, builder: RuntimeBuilder) -> RuntimeBuilder {
+        let mut builder = match &self.artifacts {
+            Some(dir) => builder.artifacts(Arc::new(FsArtifacts::new(dir))),
+            None => builder.artifacts(Arc::new(InMemoryArtifacts::new())),
+        }
+        .force_save_artifacts(self.save_artifacts);
+        for dir in &self.allow_input {
+            builder = builder.allow_host_inputs(dir);
+        }
+        builder
+    }
+
+    /// Checks what can be checked before anything runs: every
+    /// `--allow-input` folder exists (a missing one would silently allow
+    /// nothing).
+    pub(crate) fn check(&self) -> Result<(), String> {
+        for dir in &self.allow_input {
+            if !dir.is_dir() {
+                return Err(format!("--allow-input {}: no such folder", dir.display()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the runtime, with its workspaces under `root`: in the
+    /// bubblewrap sandbox when `sandbox`, else local.
+    pub(crate) fn runtime(
+        &self,
+        root: &Path,
+        sandbox: bool,
+    ) -> Result<Arc<dyn WorkspaceRuntime>, WorkspaceError> {
+        Ok(if sandbox {
+            Arc::new(self.apply(SandboxRuntime::builder(root)).build_sandbox()?)
+        } else {
+            Arc::new(self.apply(LocalRuntime::builder(root)).build()?)
+        })
+    }
+}
