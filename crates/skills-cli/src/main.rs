@@ -133,6 +133,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             run,
             session,
             session_id,
+            model_aliases,
+            subagents,
+            allowed_tools,
+            grant_lifetime,
             paths,
         } => {
             let provider = sources.provider(paths)?;
@@ -149,6 +153,12 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     run,
                     session,
                     session_id,
+                    forks: agent::ForkArgs {
+                        model_aliases,
+                        subagents,
+                        allowed_tools,
+                        grant_lifetime,
+                    },
                 },
                 provider,
                 &mut out,
