@@ -242,8 +242,7 @@ async fn drive<W: Write>(
     let mut usage = None;
     let result = stream_run(
         &args,
-        model,
-        hubs,
+        (model, hubs),
         &mut session,
         writer.as_mut(),
         prompt,
@@ -265,8 +264,7 @@ async fn drive<W: Write>(
 
 async fn stream_run<W: Write>(
     args: &AgentArgs,
-    model: Arc<dyn Model>,
-    hubs: Hubs,
+    (model, hubs): (Arc<dyn Model>, Hubs),
     session: &mut skills_agent::Session,
     writer: Option<&mut SessionWriter>,
     prompt: String,
