@@ -138,7 +138,9 @@ fn failed(events: &[RunEvent]) -> &skills_agent::RunError {
     }
 }
 
-fn results(events: &[RunEvent]) -> Vec<(String, bool, String)> {
+/// (tool, is_error, content) of every tool result (shared with
+/// `engine::allowed_tools`).
+pub(crate) fn results(events: &[RunEvent]) -> Vec<(String, bool, String)> {
     events
         .iter()
         .filter_map(|e| match e {

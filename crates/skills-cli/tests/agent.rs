@@ -326,16 +326,7 @@ fn an_http_error_after_retries_exits_1_with_the_providers_message() {
 }
 
 fn run_replies() -> Vec<String> {
-    let call = |id: &str, name: &str, args: &str| {
-        let args = serde_json::to_string(args).unwrap();
-        sse(&[
-            &format!(
-                r#"{{"id":"r","model":"m","choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}]}}"#
-            ),
-            r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            "[DONE]",
-        ])
-    };
+    let call = openai_call;
     vec![
         call("c1", "load_skill", r#"{"name":"csv-insights"}"#),
         call(

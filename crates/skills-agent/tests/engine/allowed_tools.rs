@@ -15,6 +15,8 @@ use skills_agent::{
 };
 use skills_core::{ContextMode, Extensions, InCodeProvider, SkillProvider, define_skill};
 
+use crate::runner::results;
+
 fn provider() -> Arc<dyn SkillProvider> {
     let mut fork = Extensions::default();
     fork.context = Some(ContextMode::Fork);
@@ -110,22 +112,6 @@ fn runner(
         .handler("shell", echo)
         .handler("Read", tool_fn(|_| async { Ok("text".to_owned()) }));
     configure(builder).build()
-}
-
-/// (tool, is_error, content) of every tool result.
-fn results(events: &[RunEvent]) -> Vec<(String, bool, String)> {
-    events
-        .iter()
-        .filter_map(|e| match e {
-            RunEvent::ToolResult {
-                tool,
-                is_error,
-                content,
-                ..
-            } => Some((tool.clone(), *is_error, content.clone())),
-            _ => None,
-        })
-        .collect()
 }
 
 fn finished(events: &[RunEvent]) {
