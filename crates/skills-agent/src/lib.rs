@@ -89,9 +89,9 @@ pub use render::{WRAPPER_TAGS, neutralize};
 pub use request::{CacheBreakpoint, CacheStrategy, MAX_BREAKPOINTS, ModelRequest, SystemBlock};
 pub use runner::{
     AgentHub, AgentMap, Approver, CancelToken, Cancelled, DEFAULT_MAX_STEPS,
-    DEFAULT_TOOL_CONCURRENCY, FnTool, MAX_FORK_DEPTH, ModelHub, ModelMap, RequestStats, RunError,
-    RunErrorKind, RunEvent, RunOutcome, RunStream, Runner, RunnerBuilder, ToolHandler, ToolPolicy,
-    tool_fn,
+    DEFAULT_POLICY_ARGUMENT, DEFAULT_TOOL_CONCURRENCY, FnTool, GrantLifetime, INHERIT_MODEL,
+    MAX_FORK_DEPTH, ModelHub, ModelMap, RequestStats, RunError, RunErrorKind, RunEvent, RunOutcome,
+    RunStream, Runner, RunnerBuilder, ToolHandler, ToolPattern, ToolPolicy, tool_fn,
 };
 #[cfg(feature = "testing")]
 pub use scripted::{ScriptStep, ScriptedModel};

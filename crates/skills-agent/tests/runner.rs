@@ -138,7 +138,9 @@ fn failed(events: &[RunEvent]) -> &skills_agent::RunError {
     }
 }
 
-fn results(events: &[RunEvent]) -> Vec<(String, bool, String)> {
+/// (tool, is_error, content) of every tool result (shared with
+/// `engine::allowed_tools`).
+pub(crate) fn results(events: &[RunEvent]) -> Vec<(String, bool, String)> {
     events
         .iter()
         .filter_map(|e| match e {
@@ -711,7 +713,7 @@ fn git_turn() -> Vec<ModelResponse> {
         calls(
             "",
             vec![
-                call("c2", "git", json!({})),
+                call("c2", "git", json!({"command": "status --short"})),
                 call("c3", "git_log", json!({})),
                 call("c4", "get_weather", json!({"city": "Oslo"})),
             ],
@@ -739,7 +741,10 @@ async fn restrict_policy_refuses_tools_the_loaded_skills_do_not_allow() {
     assert_eq!(got[1], ("git".into(), false, "clean".into()));
     assert_eq!(got[2], ("git_log".into(), false, "one commit".into()));
     assert!(got[3].1 && got[3].2.contains("not allowed"), "{got:?}");
-    assert!(got[3].2.contains("allowed: git, git_log"), "{got:?}");
+    assert!(
+        got[3].2.contains("allowed: git(status:*), git_log"),
+        "{got:?}"
+    );
 }
 
 #[tokio::test]

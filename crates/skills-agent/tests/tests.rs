@@ -5,7 +5,8 @@
 //!   append-only request invariant, load state, lifetimes and the cap,
 //!   materialization, dynamic tools, catalog deltas, search, compaction,
 //!   invocation control, profiles, resume, cache breakpoints and hostile
-//!   model input; helpers and the in-code fixture skills in
+//!   model input, the allowed-tools policy and `model: inherit`, and the
+//!   no-op of an agent without skills; helpers and the in-code fixture skills in
 //!   `tests/engine/support.rs`.
 //! * `snap` (in `tests/snap/`): snapshots of everything the model sees: every
 //!   skill tool's result text in every preset, the tool specs of every
@@ -22,6 +23,7 @@
 //!   conversation of `examples/prefix_stability`.
 
 mod engine {
+    mod allowed_tools;
     mod append_only;
     mod bad_input;
     mod cache;
@@ -33,6 +35,7 @@ mod engine {
     mod library;
     mod lifetimes;
     mod materialization;
+    mod no_op;
     mod profiles;
     mod prompt_safety;
     mod resume;

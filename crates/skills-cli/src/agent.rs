@@ -24,8 +24,9 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 use skills_agent::{
-    Agent, CancelToken, Event, Model, ModelError, ModelErrorKind, Profile, RunEvent, Runner,
-    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, Usage,
+    Agent, AgentBuilder, AgentMap, Approver, CancelToken, Event, GrantLifetime, Model, ModelError,
+    ModelErrorKind, ModelMap, Profile, RunEvent, Runner, RunnerBuilder, Session, SessionStore,
+    SessionWriter, StoreErrorKind, Surface, ToolCall, ToolPolicy, Usage,
 };
 use skills_core::SkillProvider;
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
@@ -78,6 +79,8 @@ pub(crate) struct AgentArgs {
     pub(crate) session: Option<String>,
     /// The stored session's id.
     pub(crate) session_id: String,
+    /// Hubs for forked skills and the allowed-tools policy.
+    pub(crate) forks: ForkArgs,
 }
 
 /// Where `--run` runs the model's commands.
@@ -194,19 +197,20 @@ pub(crate) fn run<W: Write>(
 ) -> Result<u8, Failure> {
     // Everything that can be refused is refused before the runtime starts.
     let model = model(&args.model, args.max_tokens)?;
+    let models = model_hub(&args.forks.model_aliases, args.max_tokens)?;
     let prompt = prompt(&args.prompt)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
-    runtime.block_on(drive(args, provider, model, prompt, out))
+    runtime.block_on(drive(args, provider, (model, models), prompt, out))
 }
 
 async fn drive<W: Write>(
     args: AgentArgs,
     provider: Arc<dyn SkillProvider>,
-    model: Arc<dyn Model>,
+    (model, models): (Arc<dyn Model>, Option<ModelMap>),
     prompt: String,
     out: &mut W,
 ) -> Result<u8, Failure> {
@@ -229,9 +233,11 @@ async fn drive<W: Write>(
     if let Some(runtime) = &runtime {
         builder = builder.profile(Profile::Full).runtime(Arc::clone(runtime));
     }
+    let agents = agent_hub(&args.forks.subagents, &builder)?;
     let agent = builder
         .build()
         .map_err(|err| Failure::usage(err.to_string()))?;
+    let hubs = Hubs { models, agents };
     let (mut session, mut writer) = match &args.session {
         Some(url) => {
             let (session, writer) = open_session(&agent, url, &args.session_id).await?;
@@ -242,7 +248,7 @@ async fn drive<W: Write>(
     let mut usage = None;
     let result = stream_run(
         &args,
-        model,
+        (model, hubs),
         &mut session,
         writer.as_mut(),
         prompt,
@@ -264,7 +270,7 @@ async fn drive<W: Write>(
 
 async fn stream_run<W: Write>(
     args: &AgentArgs,
-    model: Arc<dyn Model>,
+    (model, hubs): (Arc<dyn Model>, Hubs),
     session: &mut skills_agent::Session,
     writer: Option<&mut SessionWriter>,
     prompt: String,
@@ -274,9 +280,8 @@ async fn stream_run<W: Write>(
     let cancel = CancelToken::new();
     // SIGTERM/SIGINT stop the run before its next model request (crate::signal).
     let stop = crate::signal::GracefulStop::install(cancel.clone());
-    let runner = Runner::builder(stop.wrap(model))
-        .max_steps(args.max_steps)
-        .build();
+    let runner = Runner::builder(stop.wrap(model)).max_steps(args.max_steps);
+    let runner = configure_forks(runner, hubs, &args.forks, args.trpc).build();
     // A stored session is appended to after every step, forked sub-agents
     // stored as forks of it.
     let mut events = match writer {
@@ -513,6 +518,153 @@ fn clip(text: &str, max: usize) -> String {
         Some((at, _)) => format!("{}…", &text[..at]),
         None => text.to_owned(),
     }
+}
+
+/// `--model-alias`, `--subagent`, `--allowed-tools` and `--grant-lifetime`:
+/// what forked skills run on and what `allowed-tools` does (F-AGT-5,
+/// F-AGT-7).
+#[derive(Debug)]
+pub(crate) struct ForkArgs {
+    /// `NAME=PROVIDER:MODEL` entries of the model hub.
+    pub(crate) model_aliases: Vec<String>,
+    /// `NAME[=INSTRUCTIONS]` entries of the agent hub.
+    pub(crate) subagents: Vec<String>,
+    /// The allowed-tools policy.
+    pub(crate) allowed_tools: AllowedToolsMode,
+    /// How long an allowed-tools grant lasts.
+    pub(crate) grant_lifetime: GrantMode,
+}
+
+/// What `--allowed-tools` makes of the skills' `allowed-tools`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AllowedToolsMode {
+    /// Carried, no effect.
+    Off,
+    /// While a loaded skill lists tools, other calls are refused.
+    Restrict,
+    /// Only calls a loaded skill's entries cover run (nobody is asked).
+    PreApprove,
+}
+
+/// `--grant-lifetime`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum GrantMode {
+    /// While the skill is loaded.
+    Load,
+    /// Until the next user message.
+    Turn,
+}
+
+/// The hubs built from `--model-alias` and `--subagent`.
+struct Hubs {
+    models: Option<ModelMap>,
+    agents: Option<AgentMap>,
+}
+
+/// The model hub of `--model-alias NAME=PROVIDER:MODEL` (`None` without
+/// any), every model built (and refused) before the run starts.
+fn model_hub(aliases: &[String], max_tokens: Option<u32>) -> Result<Option<ModelMap>, Failure> {
+    if aliases.is_empty() {
+        return Ok(None);
+    }
+    let mut hub = ModelMap::new();
+    for alias in aliases {
+        let Some((name, spec)) = alias
+            .split_once('=')
+            .map(|(n, s)| (n.trim(), s.trim()))
+            .filter(|(n, _)| !n.is_empty())
+        else {
+            return Err(Failure::usage(format!(
+                "--model-alias takes NAME=PROVIDER:MODEL (for example \
+                 `haiku=anthropic:claude-haiku-4-5`), not `{}`",
+                text::line(alias)
+            )));
+        };
+        if name == skills_agent::INHERIT_MODEL {
+            return Err(Failure::usage(
+                "--model-alias cannot name `inherit`: `model: inherit` always means --model",
+            ));
+        }
+        hub = hub.with(name, model(spec, max_tokens)?);
+    }
+    Ok(Some(hub))
+}
+
+/// The agent hub of `--subagent NAME[=INSTRUCTIONS]` (`None` without any):
+/// the main agent's skills and tools, with other instructions when given.
+fn agent_hub(specs: &[String], main: &AgentBuilder) -> Result<Option<AgentMap>, Failure> {
+    if specs.is_empty() {
+        return Ok(None);
+    }
+    let mut hub = AgentMap::new();
+    for spec in specs {
+        let (name, instructions) = match spec.split_once('=') {
+            Some((name, text)) => (name.trim(), Some(text)),
+            None => (spec.trim(), None),
+        };
+        if name.is_empty() || instructions.is_some_and(|t| t.trim().is_empty()) {
+            return Err(Failure::usage(format!(
+                "--subagent takes NAME or NAME=INSTRUCTIONS (for example \
+                 `reviewer=Review the change; list problems only.`), not `{}`",
+                text::line(spec)
+            )));
+        }
+        let builder = match instructions {
+            Some(text) => main.clone().instructions(text),
+            None => main.clone(),
+        };
+        let agent = builder
+            .build()
+            .map_err(|err| Failure::usage(err.to_string()))?;
+        hub = hub.with(name, agent);
+    }
+    Ok(Some(hub))
+}
+
+/// Refuses every call it is asked about: `skills agent` asks nobody, so
+/// `--allowed-tools pre-approve` runs only what a loaded skill pre-approves.
+#[derive(Debug)]
+struct NobodyToAsk;
+
+#[async_trait::async_trait]
+impl Approver for NobodyToAsk {
+    async fn approve(&self, _call: &ToolCall, _loaded: &[String]) -> bool {
+        false
+    }
+}
+
+/// The runner with the hubs, the allowed-tools policy and its lifetime;
+/// `Bash(…)` entries cover the run tools (their `command` argument).
+fn configure_forks(
+    mut runner: RunnerBuilder,
+    hubs: Hubs,
+    forks: &ForkArgs,
+    trpc: bool,
+) -> RunnerBuilder {
+    if let Some(models) = hubs.models {
+        runner = runner.model_hub(Arc::new(models));
+    }
+    if let Some(agents) = hubs.agents {
+        runner = runner.agent_hub(Arc::new(agents));
+    }
+    let policy = match forks.allowed_tools {
+        AllowedToolsMode::Off => ToolPolicy::Off,
+        AllowedToolsMode::Restrict => ToolPolicy::Restrict,
+        AllowedToolsMode::PreApprove => ToolPolicy::PreApprove(Arc::new(NobodyToAsk)),
+    };
+    let lifetime = match forks.grant_lifetime {
+        GrantMode::Load => GrantLifetime::Load,
+        GrantMode::Turn => GrantLifetime::Turn,
+    };
+    let command_tools: [&str; 2] = if trpc {
+        ["skill_run", "skill_exec"]
+    } else {
+        ["run_skill_command", "start_skill_session"]
+    };
+    for tool in command_tools {
+        runner = runner.policy_alias("Bash", tool);
+    }
+    runner.policy(policy).grant_lifetime(lifetime)
 }
 
 #[cfg(test)]

@@ -164,6 +164,30 @@ pub(crate) enum Command {
         /// The stored session to continue or start (with --session).
         #[arg(long, value_name = "ID", requires = "session", default_value = sessions::DEFAULT_SESSION_ID)]
         session_id: String,
+        /// Name a model for the `model:` of skills, NAME=PROVIDER:MODEL
+        /// (repeatable; e.g. `haiku=anthropic:claude-haiku-4-5`): a forked
+        /// skill runs on it, an inline skill switches to it once loaded.
+        /// `model: inherit`, or none, always means --model.
+        #[arg(long = "model-alias", value_name = "NAME=PROVIDER:MODEL")]
+        model_aliases: Vec<String>,
+        /// Name a sub-agent for the `agent:` of forked skills, NAME or
+        /// NAME=INSTRUCTIONS (repeatable): the same skills and tools as the
+        /// main agent, with INSTRUCTIONS as its system instructions (the
+        /// main agent's when not given).
+        #[arg(long = "subagent", value_name = "NAME[=INSTRUCTIONS]")]
+        subagents: Vec<String>,
+        /// What the `allowed-tools` of loaded skills does: `off` (no
+        /// effect), `restrict` (while a loaded skill lists tools, calls its
+        /// entries do not cover are refused) or `pre-approve` (only calls a
+        /// loaded skill's entries cover run: nobody is asked, so the rest are
+        /// refused). `Bash(git:*)` covers the run tools' `command`.
+        #[arg(long, value_enum, value_name = "MODE", default_value = "off")]
+        allowed_tools: agent::AllowedToolsMode,
+        /// How long a loaded skill's allowed-tools grant lasts: `load`
+        /// (while it is loaded) or `turn` (until the next user message, as
+        /// in Claude Code; with --session, the next `skills agent`).
+        #[arg(long, value_enum, value_name = "LIFETIME", default_value = "load")]
+        grant_lifetime: agent::GrantMode,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },

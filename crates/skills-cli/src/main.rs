@@ -139,6 +139,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             runtime,
             session,
             session_id,
+            model_aliases,
+            subagents,
+            allowed_tools,
+            grant_lifetime,
             paths,
         } => {
             let provider = sources.provider(paths)?;
@@ -156,6 +160,12 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     runtime,
                     session,
                     session_id,
+                    forks: agent::ForkArgs {
+                        model_aliases,
+                        subagents,
+                        allowed_tools,
+                        grant_lifetime,
+                    },
                 },
                 provider,
                 &mut out,

@@ -326,16 +326,7 @@ fn an_http_error_after_retries_exits_1_with_the_providers_message() {
 }
 
 fn run_replies() -> Vec<String> {
-    let call = |id: &str, name: &str, args: &str| {
-        let args = serde_json::to_string(args).unwrap();
-        sse(&[
-            &format!(
-                r#"{{"id":"r","model":"m","choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}]}}"#
-            ),
-            r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
-            "[DONE]",
-        ])
-    };
+    let call = openai_call;
     vec![
         call("c1", "load_skill", r#"{"name":"csv-insights"}"#),
         call(
@@ -1000,6 +991,280 @@ fn an_endless_answer_or_line_stops_at_the_caps() {
     assert!(stderr.contains("event-too-large"), "{stderr}");
     let sent = server.join().unwrap();
     assert!(sent < 64 << 20, "the server pushed {sent} bytes");
+}
+
+/// A folder with one skill `name` whose frontmatter has `extra` lines.
+fn skill_dir(name: &str, extra: &str, body: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let skill = dir.path().join(name);
+    std::fs::create_dir(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Does {name} work. Use when asked for {name}.\n{extra}---\n{body}\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// An OpenAI streaming reply calling `name` with `args` (JSON text).
+fn openai_call(id: &str, name: &str, args: &str) -> String {
+    let args = serde_json::to_string(args).unwrap();
+    sse(&[
+        &format!(
+            r#"{{"id":"r","model":"m","choices":[{{"index":0,"delta":{{"role":"assistant","tool_calls":[{{"index":0,"id":"{id}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}},"finish_reason":null}}]}}"#
+        ),
+        r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "[DONE]",
+    ])
+}
+
+/// `skills agent` on `dir` with these extra flags, against `server`.
+fn agent_with(server: &Server, dir: &std::path::Path, flags: &[&str]) -> Output {
+    let mut args = vec![
+        "agent",
+        "--model",
+        "openai:test-model",
+        "--prompt",
+        "Do the task.",
+    ];
+    args.extend_from_slice(flags);
+    let dir = dir.to_str().unwrap();
+    args.push(dir);
+    skills(
+        &args,
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    )
+}
+
+/// Replies: load `skill` (a forked one), the sub-agent's answer, the
+/// main answer.
+fn fork_replies(skill: &str) -> Vec<String> {
+    vec![
+        openai_call("c1", "load_skill", &format!(r#"{{"name":"{skill}"}}"#)),
+        openai_text_reply("SUB-ANSWER"),
+        openai_text_reply("Done."),
+    ]
+}
+
+/// `--model-alias NAME=PROVIDER:MODEL` fills the model hub: a forked skill
+/// with `model: small` runs its sub-agent on `small-model`, the main loop
+/// stays on --model.
+#[test]
+fn model_alias_runs_a_forked_skill_on_the_named_model() {
+    let dir = skill_dir("digest", "context: fork\nmodel: small\n", "Write one line.");
+    let server = serve(fork_replies("digest"));
+    let out = agent_with(
+        &server,
+        dir.path(),
+        &["--model-alias", "small=openai:small-model"],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "Done.\n");
+    let bodies = server.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 3);
+    assert!(
+        bodies[0].contains(r#""model":"test-model""#),
+        "{}",
+        bodies[0]
+    );
+    assert!(
+        bodies[1].contains(r#""model":"small-model""#),
+        "{}",
+        bodies[1]
+    );
+    assert!(bodies[1].contains("Write one line."), "{}", bodies[1]);
+    assert!(
+        bodies[2].contains(r#""model":"test-model""#),
+        "{}",
+        bodies[2]
+    );
+    assert!(bodies[2].contains("SUB-ANSWER"), "{}", bodies[2]);
+
+    // Without the alias the same skill gets a tool error naming the hub.
+    let server = serve(fork_replies("digest"));
+    let out = agent_with(&server, dir.path(), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies = server.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 2, "no sub-agent request");
+    assert!(bodies[1].contains("no model hub"), "{}", bodies[1]);
+}
+
+/// `model: inherit` (Claude Code) runs the fork on --model, no alias needed.
+#[test]
+fn model_inherit_forks_on_the_main_model() {
+    let dir = skill_dir(
+        "digest",
+        "context: fork\nmodel: inherit\n",
+        "Write one line.",
+    );
+    let server = serve(fork_replies("digest"));
+    let out = agent_with(&server, dir.path(), &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies = server.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 3);
+    assert!(
+        bodies[1].contains(r#""model":"test-model""#),
+        "{}",
+        bodies[1]
+    );
+    assert!(bodies[2].contains("SUB-ANSWER"), "{}", bodies[2]);
+}
+
+/// `--subagent NAME=INSTRUCTIONS` fills the agent hub: a forked skill with
+/// `agent: reviewer` runs with those instructions.
+#[test]
+fn subagent_gives_a_forked_skill_its_agent() {
+    let dir = skill_dir(
+        "review",
+        "context: fork\nagent: reviewer\n",
+        "List problems.",
+    );
+    let server = serve(fork_replies("review"));
+    let out = agent_with(
+        &server,
+        dir.path(),
+        &["--subagent", "reviewer=REVIEWER-INSTRUCTIONS: be strict."],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let bodies = server.bodies.lock().unwrap();
+    assert_eq!(bodies.len(), 3);
+    assert!(!bodies[0].contains("REVIEWER-INSTRUCTIONS"));
+    assert!(bodies[1].contains("REVIEWER-INSTRUCTIONS"), "{}", bodies[1]);
+    assert!(bodies[2].contains("SUB-ANSWER"), "{}", bodies[2]);
+}
+
+/// Malformed fork flags are usage errors before any request.
+#[test]
+fn bad_fork_flags_are_usage_errors_before_any_request() {
+    let dir = skill_dir("digest", "", "Body.");
+    for flags in [
+        &["--model-alias", "small"][..],
+        &["--model-alias", "inherit=openai:x"],
+        &["--model-alias", "small=nowhere:x"],
+        &["--subagent", "=text"],
+        &["--allowed-tools", "maybe"],
+    ] {
+        let server = serve(Vec::new());
+        let out = agent_with(&server, dir.path(), flags);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{flags:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(server.bodies.lock().unwrap().is_empty(), "{flags:?}");
+    }
+}
+
+/// Replies: load `echoer`, run `echo hi`, run `touch x`, answer.
+fn policy_replies() -> Vec<String> {
+    vec![
+        openai_call("c1", "load_skill", r#"{"name":"echoer"}"#),
+        openai_call(
+            "c2",
+            "run_skill_command",
+            r#"{"skill":"echoer","command":"echo hi"}"#,
+        ),
+        openai_call(
+            "c3",
+            "run_skill_command",
+            r#"{"skill":"echoer","command":"touch x"}"#,
+        ),
+        openai_text_reply("Done."),
+    ]
+}
+
+/// `--allowed-tools restrict|pre-approve`: the skill's `Bash(echo:*)`
+/// covers the run tool's `echo hi`, not `touch x`; `off` refuses nothing.
+#[test]
+fn allowed_tools_patterns_cover_run_commands_by_their_command() {
+    let dir = skill_dir("echoer", "allowed-tools: Bash(echo:*)\n", "Echo things.");
+    for (mode, refused) in [("restrict", true), ("pre-approve", true), ("off", false)] {
+        let server = serve(policy_replies());
+        let out = agent_with(
+            &server,
+            dir.path(),
+            &["--run", "local", "--allowed-tools", mode],
+        );
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{mode}: {stderr}");
+        let bodies = server.bodies.lock().unwrap();
+        assert_eq!(bodies.len(), 4, "{mode}");
+        assert!(
+            bodies[2].contains(r#"\"stdout\": \"hi"#),
+            "{mode}: {}",
+            bodies[2]
+        );
+        let touch = &bodies[3];
+        assert_eq!(
+            touch.contains("not allowed") || touch.contains("did not approve"),
+            refused,
+            "{mode}: {touch}"
+        );
+        assert_eq!(
+            stderr.contains("[tool error] run_skill_command"),
+            refused,
+            "{mode}: {stderr}"
+        );
+    }
+}
+
+/// `--grant-lifetime turn`: with a stored session, a grant ends with the
+/// run that loaded the skill (the next `skills agent` is the next user
+/// message); `load` keeps it while the skill stays loaded.
+#[test]
+fn grant_lifetime_turn_ends_the_grant_at_the_next_prompt() {
+    let dir = skill_dir("echoer", "allowed-tools: Bash(echo:*)\n", "Echo things.");
+    for (lifetime, second_refused) in [("load", false), ("turn", true)] {
+        let store = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", store.path().join("s.db").display());
+        let flags = [
+            "--session",
+            url.as_str(),
+            "--run",
+            "local",
+            "--allowed-tools",
+            "pre-approve",
+            "--grant-lifetime",
+            lifetime,
+        ];
+        let echo = || {
+            openai_call(
+                "c9",
+                "run_skill_command",
+                r#"{"skill":"echoer","command":"echo again"}"#,
+            )
+        };
+        let first = serve(vec![
+            openai_call("c1", "load_skill", r#"{"name":"echoer"}"#),
+            echo(),
+            openai_text_reply("Done."),
+        ]);
+        let out = agent_with(&first, dir.path(), &flags);
+        assert!(out.status.success(), "{lifetime}: {}", text(&out.stderr));
+        assert!(
+            first.bodies.lock().unwrap()[2].contains(r#"\"stdout\": \"again"#),
+            "{lifetime}"
+        );
+        let second = serve(vec![echo(), openai_text_reply("Done again.")]);
+        let out = agent_with(&second, dir.path(), &flags);
+        assert!(out.status.success(), "{lifetime}: {}", text(&out.stderr));
+        let bodies = second.bodies.lock().unwrap();
+        let last = bodies[1].rsplit("\"tool_call_id\"").nth(1).unwrap_or("");
+        assert_eq!(
+            last.contains("did not approve"),
+            second_refused,
+            "{lifetime}: {}",
+            bodies[1]
+        );
+    }
 }
 
 /// `--run local` with the runtime flags: the model's run stages a

@@ -64,7 +64,9 @@ pub struct SkillMetadata {
     /// `metadata`: string keys to string values.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub metadata: BTreeMap<String, String>,
-    /// `allowed-tools`, split on whitespace.
+    /// `allowed-tools`, split on whitespace and commas outside parentheses
+    /// (Claude Code also accepts `Read, Grep`): `Bash(git diff *)` stays one
+    /// entry.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub allowed_tools: Vec<String>,
     /// Tools named in the body's `Tools:` section (F-FMT-5), in order, deduplicated.
@@ -197,9 +199,7 @@ impl<'de> Deserialize<'de> for SkillMetadata {
         let joined: Option<String> = field("allowed-tools", take("allowed-tools"))?;
         let parsed: ParsedOwned = field(PARSED_KEY, take(PARSED_KEY))?.unwrap_or_default();
         let allowed_tools = if parsed.allowed_tools.is_empty() {
-            joined
-                .map(|j| j.split_whitespace().map(str::to_owned).collect())
-                .unwrap_or_default()
+            joined.map(|j| split_allowed_tools(&j)).unwrap_or_default()
         } else {
             parsed.allowed_tools
         };
@@ -339,6 +339,33 @@ pub const EXTENSION_FIELDS: &[&str] = &[
     "when_to_use",
 ];
 
+/// Splits an `allowed-tools` value into its entries: on whitespace (and
+/// commas, as Claude Code also accepts `Read, Grep`) outside parentheses, so
+/// a pattern such as `Bash(git diff *)` stays whole.
+pub(crate) fn split_allowed_tools(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        if depth == 0 && (c.is_whitespace() || c == ',') {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -349,6 +376,29 @@ mod tests {
 
     fn meta() -> SkillMetadata {
         SkillMetadata::new(SkillName::parse("pdf").unwrap(), "Reads PDFs.")
+    }
+
+    #[test]
+    fn allowed_tools_split_outside_parentheses_only() {
+        assert_eq!(
+            split_allowed_tools("Read, Grep  Bash(git diff *) Bash(npm run:*)\tWebFetch"),
+            [
+                "Read",
+                "Grep",
+                "Bash(git diff *)",
+                "Bash(npm run:*)",
+                "WebFetch"
+            ]
+        );
+        assert!(split_allowed_tools(" ,, ").is_empty());
+        // Read back from the joined form, a pattern with a space stays whole.
+        let mut m = meta();
+        m.allowed_tools = vec!["Read".into(), "Bash(git diff *)".into()];
+        let back: SkillMetadata = serde_json::from_value(json!({
+            "name": "pdf", "description": "Reads PDFs.", "allowed-tools": "Read Bash(git diff *)"
+        }))
+        .unwrap();
+        assert_eq!(back.allowed_tools, m.allowed_tools);
     }
 
     #[test]

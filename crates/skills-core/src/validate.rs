@@ -435,7 +435,7 @@ fn parse_inner(
     let allowed_tools = match fields.get("allowed-tools") {
         None => Vec::new(),
         Some(node) => match node.value.as_str() {
-            Some(text) => text.split_whitespace().map(str::to_owned).collect(),
+            Some(text) => crate::metadata::split_allowed_tools(text),
             None => {
                 out.push(
                     Diagnostic::warning(

@@ -82,7 +82,12 @@ pub trait Approver: MaybeSend + MaybeSync + fmt::Debug {
 }
 
 /// What the `allowed-tools` field of loaded skills does (F-AGT-7). Skill
-/// tools (load, read, …) are never affected.
+/// tools (load, read, …) are never affected. Entries are
+/// [`ToolPattern`](super::ToolPattern)s: `Bash(git:*)` covers only `Bash`
+/// calls whose matched argument (`command` by default, see
+/// [`RunnerBuilder::policy_argument`](super::RunnerBuilder::policy_argument))
+/// is a `git` command; how long a grant lasts is
+/// [`RunnerBuilder::grant_lifetime`](super::RunnerBuilder::grant_lifetime).
 ///
 /// This is a policy, not a sandbox: it decides which tool calls of the model
 /// the runner passes on. It cannot stop what a tool itself does once it runs,
@@ -94,11 +99,12 @@ pub enum ToolPolicy {
     #[default]
     Off,
     /// Every non-skill tool call needs the approver's yes, except tools that
-    /// a loaded skill lists in `allowed-tools`: those are pre-approved while
-    /// the skill is loaded.
+    /// a loaded skill's `allowed-tools` patterns cover: those are
+    /// pre-approved while the grant lasts.
     PreApprove(Arc<dyn Approver>),
-    /// While a loaded skill lists tools in `allowed-tools`, calls to any
-    /// other tool are refused with a tool error naming the allowed ones.
+    /// While a loaded skill lists tools in `allowed-tools` (and its grant
+    /// lasts), calls no listed pattern covers are refused with a tool error
+    /// naming the allowed patterns.
     /// The tool list the model sees does not change (that would break the
     /// prompt cache); the refusal says what is allowed instead.
     Restrict,

@@ -9,12 +9,13 @@
 //! each one extends the previous one byte for byte (the prompt cache rule);
 //! the loop only appends.
 
+mod allowed;
 mod cancel;
 mod handler;
 mod hub;
 mod stream;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
@@ -34,6 +35,7 @@ use crate::session::{Dispatch, Event, ForkRequest, Session};
 use crate::store::{MAX_SESSION_ID_LEN, SessionWriter, StoreError};
 use crate::tool::{ToolError, ToolErrorKind, ToolSpec, clip};
 
+pub use allowed::{GrantLifetime, ToolPattern};
 pub use cancel::{CancelToken, Cancelled};
 pub use handler::{FnTool, ToolHandler, tool_fn};
 pub use hub::{AgentHub, AgentMap, Approver, ModelHub, ModelMap, ToolPolicy};
@@ -46,6 +48,9 @@ use stream::{BoxFuture, Emitter};
 pub const DEFAULT_MAX_STEPS: usize = 25;
 /// How deep forked sub-agents may nest (a forked skill that forks again).
 pub const MAX_FORK_DEPTH: usize = 3;
+/// The `model:` value that means the model of the run loading the skill
+/// (Claude Code's `inherit`): no hub is asked, nothing switches.
+pub const INHERIT_MODEL: &str = "inherit";
 /// How many user tool calls of one answer run at once by default.
 pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
 
@@ -329,8 +334,17 @@ struct RunnerConfig {
     models: Option<Arc<dyn ModelHub>>,
     agents: Option<Arc<dyn AgentHub>>,
     policy: ToolPolicy,
+    grants: GrantLifetime,
+    /// Per tool, the argument `Tool(…)` patterns match (`command` when
+    /// absent).
+    policy_arguments: BTreeMap<String, String>,
+    /// Per name in patterns, the other tools it also covers.
+    policy_aliases: BTreeMap<String, BTreeSet<String>>,
     schemas: Schemas,
 }
+
+/// The argument `Tool(…)` patterns match when the runner names none.
+pub const DEFAULT_POLICY_ARGUMENT: &str = "command";
 
 /// Configures a [`Runner`].
 #[derive(Debug)]
@@ -396,6 +410,42 @@ impl RunnerBuilder {
         self
     }
 
+    /// How long a loaded skill's `allowed-tools` grant (or restriction)
+    /// lasts: while the skill is loaded ([`GrantLifetime::Load`], the
+    /// default) or until the next user message ([`GrantLifetime::Turn`], as
+    /// in Claude Code).
+    #[must_use]
+    pub fn grant_lifetime(mut self, lifetime: GrantLifetime) -> Self {
+        self.config.grants = lifetime;
+        self
+    }
+
+    /// The string argument of `tool` that `allowed-tools` patterns such as
+    /// `Bash(git:*)` match ([`DEFAULT_POLICY_ARGUMENT`], `command`, for
+    /// tools not named here). A call without that argument matches only
+    /// the bare `Tool` and `Tool(*)`.
+    #[must_use]
+    pub fn policy_argument(mut self, tool: impl Into<String>, argument: impl Into<String>) -> Self {
+        self.config
+            .policy_arguments
+            .insert(tool.into(), argument.into());
+        self
+    }
+
+    /// Lets `allowed-tools` entries naming `name` also cover the tool
+    /// `tool`: with `policy_alias("Bash", "run_skill_command")` a skill's
+    /// `Bash(git:*)` pre-approves `run_skill_command` calls whose `command`
+    /// starts with `git`. Repeatable; a name keeps covering itself.
+    #[must_use]
+    pub fn policy_alias(mut self, name: impl Into<String>, tool: impl Into<String>) -> Self {
+        self.config
+            .policy_aliases
+            .entry(name.into())
+            .or_default()
+            .insert(tool.into());
+        self
+    }
+
     /// The runner.
     pub fn build(self) -> Runner {
         Runner {
@@ -417,6 +467,9 @@ impl Runner {
                 models: None,
                 agents: None,
                 policy: ToolPolicy::Off,
+                grants: GrantLifetime::Load,
+                policy_arguments: BTreeMap::new(),
+                policy_aliases: BTreeMap::new(),
                 schemas: Schemas::default(),
             },
         }
@@ -519,6 +572,7 @@ impl Runner {
             depth: 0,
             usage: Usage::default(),
             requests: Vec::new(),
+            loaded_this_turn: BTreeSet::new(),
         };
         RunStream::new(run.drive(session, writer, input), queue)
     }
@@ -582,6 +636,9 @@ struct Run<'c> {
     depth: usize,
     usage: Usage,
     requests: Vec<RequestStats>,
+    /// The skills loaded during this run (the grants of
+    /// [`GrantLifetime::Turn`]).
+    loaded_this_turn: BTreeSet<String>,
 }
 
 /// Whether `next` starts with `previous`: same system blocks and tools, and
@@ -761,6 +818,7 @@ impl<'c> Run<'c> {
     fn flush(&mut self, session: &mut Session) {
         for event in session.take_events() {
             if let Event::SkillLoaded { skill, .. } = &event {
+                self.loaded_this_turn.insert(skill.clone());
                 self.switch_model(session, skill);
             }
             self.emit.send(RunEvent::Skill { event });
@@ -775,6 +833,7 @@ impl<'c> Run<'c> {
             .skill_metadata(skill)
             .filter(|m| m.extensions.context.is_none())
             .and_then(|m| m.extensions.model.clone())
+            .filter(|wanted| wanted != INHERIT_MODEL)
         else {
             return;
         };
@@ -948,20 +1007,63 @@ impl<'c> Run<'c> {
         Ok((Arc::clone(handler), arguments))
     }
 
+    /// The patterns of the loaded skills whose grant is in force (all of
+    /// them, or those loaded this turn), and whether any such skill lists
+    /// tools at all.
+    fn grants(&self, session: &Session) -> (Vec<ToolPattern>, bool) {
+        let mut patterns = Vec::new();
+        let mut any = false;
+        for (skill, listed) in session.allowed_tools() {
+            if self.config.grants == GrantLifetime::Turn && !self.loaded_this_turn.contains(&skill)
+            {
+                continue;
+            }
+            any = true;
+            patterns.extend(listed);
+        }
+        (patterns, any)
+    }
+
+    /// Whether `pattern` covers `call`: its tool (or one the runner aliases
+    /// to it), and the call's matched argument.
+    fn covers(&self, pattern: &ToolPattern, call: &ToolCall) -> bool {
+        let tool = pattern.tool();
+        let named = tool == call.name
+            || self
+                .config
+                .policy_aliases
+                .get(tool)
+                .is_some_and(|tools| tools.contains(&call.name));
+        if !named {
+            return false;
+        }
+        if pattern.allows_any() {
+            return true;
+        }
+        let argument = self
+            .config
+            .policy_arguments
+            .get(&call.name)
+            .map_or(DEFAULT_POLICY_ARGUMENT, String::as_str);
+        pattern.matches_argument(allowed::string_argument(&call.arguments, argument).as_deref())
+    }
+
     /// Whether the policy lets `call` run.
     async fn policy_check(&self, session: &Session, call: &ToolCall) -> Result<(), ToolError> {
         match &self.config.policy {
             ToolPolicy::Off => Ok(()),
             ToolPolicy::Restrict => {
-                let (allowed, any) = session.allowed_tools();
-                if !any || allowed.contains(&call.name) {
+                let (allowed, any) = self.grants(session);
+                if !any || allowed.iter().any(|p| self.covers(p, call)) {
                     return Ok(());
                 }
-                let list: Vec<&str> = allowed.iter().map(String::as_str).collect();
+                let mut list: Vec<String> = allowed.iter().map(ToString::to_string).collect();
+                list.sort();
+                list.dedup();
                 Err(ToolError::new(
                     ToolErrorKind::Denied,
                     format!(
-                        "the tool `{}` is not allowed while the loaded skills restrict tools; \
+                        "this call to `{}` is not allowed while the loaded skills restrict tools; \
                          allowed: {}",
                         clip(&call.name),
                         list.join(", ")
@@ -969,8 +1071,8 @@ impl<'c> Run<'c> {
                 ))
             }
             ToolPolicy::PreApprove(approver) => {
-                let (allowed, _) = session.allowed_tools();
-                if allowed.contains(&call.name) {
+                let (allowed, _) = self.grants(session);
+                if allowed.iter().any(|p| self.covers(p, call)) {
                     return Ok(());
                 }
                 let loaded: Vec<String> = session.loaded().into_iter().collect();
@@ -1041,7 +1143,9 @@ impl<'c> Run<'c> {
             }
         };
         let model = match &fork.model {
+            // No `model:`, or Claude Code's `inherit`: the parent's model.
             None => Arc::clone(&self.model),
+            Some(name) if name == INHERIT_MODEL => Arc::clone(&self.model),
             Some(name) => {
                 let hub = self.config.models.as_ref().ok_or_else(|| {
                     failed(format!(
@@ -1109,6 +1213,7 @@ impl<'c> Run<'c> {
             depth: self.depth + 1,
             usage: Usage::default(),
             requests: Vec::new(),
+            loaded_this_turn: BTreeSet::new(),
         };
         // Stored runs store the sub-agent as a fork of this session, taken
         // after storing the answer that asked for it.

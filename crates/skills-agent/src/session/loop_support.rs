@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use skills_core::SkillMetadata;
 
 use crate::message::{MENTION_KEY, Role, ToolCall};
+use crate::runner::ToolPattern;
 use crate::surface::{LoadSkillArgs, Operation, SkillArgs, SkillLoadArgs, Surface, expected_args};
 use crate::tool::parse_args;
 
@@ -25,7 +26,8 @@ pub struct ForkRequest {
     pub mode: ContextMode,
     /// The skill's `agent:` (resolved through an agent hub).
     pub agent: Option<String>,
-    /// The skill's `model:` (resolved through a model hub).
+    /// The skill's `model:` (resolved through a model hub; `inherit` means
+    /// the parent's model, as does no `model:`).
     pub model: Option<String>,
 }
 
@@ -136,26 +138,24 @@ impl Session {
         open.len()
     }
 
-    /// The tools the loaded skills list in `allowed-tools`, by tool name
-    /// (`Bash(git:*)` allows `Bash`), and whether any loaded skill lists
-    /// tools at all.
-    pub fn allowed_tools(&self) -> (BTreeSet<String>, bool) {
-        let mut out = BTreeSet::new();
-        let mut any = false;
-        for skill in self.loaded_order() {
-            if let Some(meta) = self.disclosure.current.get(skill)
-                && !meta.allowed_tools.is_empty()
-            {
-                any = true;
-                out.extend(meta.allowed_tools.iter().map(|entry| {
-                    entry
-                        .split_once('(')
-                        .map_or(entry.as_str(), |(name, _)| name)
-                        .trim()
-                        .to_owned()
-                }));
-            }
-        }
-        (out, any)
+    /// The `allowed-tools` of the loaded skills, in load order: each skill
+    /// that lists tools with its entries parsed as [`ToolPattern`]s
+    /// (`Bash(git:*)` stays a pattern over `Bash`'s argument; an entry that
+    /// does not parse grants nothing).
+    pub fn allowed_tools(&self) -> Vec<(String, Vec<ToolPattern>)> {
+        self.loaded_order()
+            .into_iter()
+            .filter_map(|skill| {
+                let meta = self.disclosure.current.get(skill)?;
+                (!meta.allowed_tools.is_empty()).then(|| {
+                    let patterns = meta
+                        .allowed_tools
+                        .iter()
+                        .filter_map(|entry| ToolPattern::parse(entry))
+                        .collect();
+                    (skill.to_owned(), patterns)
+                })
+            })
+            .collect()
     }
 }
