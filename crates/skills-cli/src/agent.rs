@@ -24,9 +24,9 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 use skills_agent::{
-    Agent, AgentBuilder, AgentMap, Approver, CancelToken, Event, GrantLifetime, Model, ModelError,
-    ModelErrorKind, ModelMap, Profile, RunEvent, Runner, RunnerBuilder, Session, SessionStore,
-    SessionWriter, StoreErrorKind, Surface, ToolCall, ToolPolicy, Usage,
+    Agent, AgentBuilder, AgentMap, Approver, Attachment, CancelToken, Event, GrantLifetime,
+    Message, Model, ModelError, ModelErrorKind, ModelMap, Profile, RunEvent, Runner, RunnerBuilder,
+    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, ToolCall, ToolPolicy, Usage,
 };
 use skills_core::SkillProvider;
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
@@ -81,6 +81,46 @@ pub(crate) struct AgentArgs {
     pub(crate) session_id: String,
     /// Hubs for forked skills and the allowed-tools policy.
     pub(crate) forks: ForkArgs,
+    /// Files attached to the prompt.
+    pub(crate) attach: Vec<std::path::PathBuf>,
+}
+
+/// The largest file `--attach` takes.
+const MAX_ATTACH_BYTES: u64 = 32 << 20;
+
+/// Reads the `--attach` files: their names, a MIME type from the
+/// extension, their bytes. A missing, unreadable, non-regular or too large
+/// file is a usage error, before anything runs.
+fn attachments(paths: &[std::path::PathBuf]) -> Result<Vec<Attachment>, Failure> {
+    paths
+        .iter()
+        .map(|path| {
+            let bad = |why: String| Failure::usage(format!("--attach {}: {why}", path.display()));
+            let meta = std::fs::metadata(path).map_err(|err| bad(err.to_string()))?;
+            if !meta.is_file() {
+                return Err(bad("not a regular file".to_owned()));
+            }
+            if meta.len() > MAX_ATTACH_BYTES {
+                return Err(bad(format!(
+                    "{} bytes; attachments are at most {MAX_ATTACH_BYTES} bytes",
+                    meta.len()
+                )));
+            }
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|file| file.take(MAX_ATTACH_BYTES + 1).read_to_end(&mut bytes))
+                .map_err(|err| bad(err.to_string()))?;
+            if bytes.len() as u64 > MAX_ATTACH_BYTES {
+                return Err(bad("grew past the attachment limit while read".to_owned()));
+            }
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "attachment".to_owned());
+            let mime = skills_core::guess_mime(&name);
+            Ok(Attachment::new(name, mime, bytes))
+        })
+        .collect()
 }
 
 /// Where `--run` runs the model's commands.
@@ -198,7 +238,7 @@ pub(crate) fn run<W: Write>(
     // Everything that can be refused is refused before the runtime starts.
     let model = model(&args.model, args.max_tokens)?;
     let models = model_hub(&args.forks.model_aliases, args.max_tokens)?;
-    let prompt = prompt(&args.prompt)?;
+    let prompt = Message::user_with_attachments(prompt(&args.prompt)?, attachments(&args.attach)?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -211,7 +251,7 @@ async fn drive<W: Write>(
     args: AgentArgs,
     provider: Arc<dyn SkillProvider>,
     (model, models): (Arc<dyn Model>, Option<ModelMap>),
-    prompt: String,
+    prompt: Message,
     out: &mut W,
 ) -> Result<u8, Failure> {
     let surface = if args.trpc {
@@ -273,7 +313,7 @@ async fn stream_run<W: Write>(
     (model, hubs): (Arc<dyn Model>, Hubs),
     session: &mut skills_agent::Session,
     writer: Option<&mut SessionWriter>,
-    prompt: String,
+    prompt: Message,
     out: &mut W,
     usage: &mut Option<Usage>,
 ) -> Result<u8, Failure> {

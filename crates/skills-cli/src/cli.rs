@@ -135,6 +135,12 @@ pub(crate) enum Command {
         /// What to ask; `-` reads it from standard input.
         #[arg(long, value_name = "TEXT")]
         prompt: String,
+        /// Attach FILE to the prompt (repeatable; at most 32 MiB each): the
+        /// model sees it (text inline, images and PDFs as the provider's
+        /// parts), and with --run the first command finds it in
+        /// `$WORK_DIR/inputs/`.
+        #[arg(long, value_name = "FILE")]
+        attach: Vec<PathBuf>,
         /// Print every event of the run as one JSON object per line.
         #[arg(long)]
         json: bool,

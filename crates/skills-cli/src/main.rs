@@ -131,6 +131,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         Command::Agent {
             model,
             prompt,
+            attach,
             json,
             max_steps,
             max_tokens,
@@ -145,6 +146,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             grant_lifetime,
             paths,
         } => {
+            runtime.require_run(run.is_some())?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             agent::run(
@@ -166,6 +168,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                         allowed_tools,
                         grant_lifetime,
                     },
+                    attach,
                 },
                 provider,
                 &mut out,
@@ -180,6 +183,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             limits,
             paths,
         } => {
+            runtime.require_run(run.is_some())?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             mcp::run(

@@ -43,6 +43,19 @@ impl RuntimeFlags {
         builder
     }
 
+    /// Refuses these flags on a command without `--run` (`skills agent`,
+    /// `skills mcp`), where they would silently do nothing.
+    pub(crate) fn require_run(&self, run: bool) -> Result<(), crate::failure::Failure> {
+        let set = self.artifacts.is_some() || self.save_artifacts || !self.allow_input.is_empty();
+        if set && !run {
+            return Err(crate::failure::Failure::usage(
+                "--artifacts, --save-artifacts and --allow-input are for the run tools: \
+                 add --run local or --run sandbox",
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks what can be checked before anything runs: every
     /// `--allow-input` folder exists (a missing one would silently allow
     /// nothing).

@@ -1330,3 +1330,86 @@ fn run_local_with_artifacts_and_host_inputs() {
         "3\n"
     );
 }
+
+/// `--attach`: the model's first request carries the file as a part, and
+/// with `--run local` the command the model runs finds it in
+/// `$WORK_DIR/inputs/`. A missing file, or runtime flags without `--run`,
+/// are usage errors before any request.
+#[test]
+fn attach_sends_the_file_and_stages_it_for_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("orders.csv");
+    std::fs::write(&file, "id\n1\n2\n").unwrap();
+    let args = serde_json::json!({
+        "skill": "csv-insights",
+        "command": "wc -l < $WORK_DIR/inputs/orders.csv",
+    })
+    .to_string();
+    let mut replies = run_replies();
+    let call = replies.remove(1);
+    let call = call.replace(
+        &serde_json::to_string(
+            r#"{"skill":"csv-insights","command":"python3 scripts/profile_csv.py assets/sample-orders.csv"}"#,
+        )
+        .unwrap(),
+        &serde_json::to_string(&args).unwrap(),
+    );
+    replies.insert(1, call);
+    let server = serve(replies);
+    let out = skills(
+        &[
+            "agent",
+            "--run",
+            "local",
+            "--attach",
+            file.to_str().unwrap(),
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Count the orders.",
+            &examples(),
+        ],
+        &[
+            ("OPENAI_API_KEY", "sk-test"),
+            ("OPENAI_BASE_URL", &server.url),
+        ],
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let bodies = server.bodies.lock().unwrap();
+    assert!(
+        bodies[0].contains(
+            r#"{"type":"text","text":"[attached file \"orders.csv\" (text/csv, 7 bytes)]\nid\n1\n2\n"}"#
+        ),
+        "{}",
+        bodies[0]
+    );
+    assert!(
+        bodies[2].contains(r#"\"stdout\": \"3\\n\""#),
+        "{}",
+        bodies[2]
+    );
+    assert!(
+        bodies[2].contains("work/inputs/orders.csv"),
+        "{}",
+        bodies[2]
+    );
+    drop(bodies);
+
+    for (extra, needle) in [
+        (
+            vec!["--attach", "/nonexistent/x.csv"],
+            "--attach /nonexistent/x.csv",
+        ),
+        (vec!["--save-artifacts"], "add --run local or --run sandbox"),
+    ] {
+        let root = examples();
+        let mut argv = vec!["agent", "--model", "openai:test-model", "--prompt", "hi"];
+        argv.extend(extra);
+        argv.push(&root);
+        let out = skills(&argv, &[("OPENAI_API_KEY", "sk-test")], None);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(needle), "{}", text(&out.stderr));
+    }
+}
