@@ -47,6 +47,9 @@ const MAX_TRANSCRIPT: usize = 32 * 1024;
 const PROMPT_WINDOW: usize = 4 * 1024;
 /// Most numbered options a [`InteractionKind::Choice`] hint lists.
 const MAX_OPTIONS: usize = 20;
+/// How long an ended session's answer waits for the child to be reaped and
+/// its last output read before it carries the final result.
+const FINISH_WAIT: Duration = Duration::from_secs(2);
 
 #[derive(Debug)]
 struct State {
@@ -245,6 +248,25 @@ impl ExecSession {
         if let Some(result) = &*cached {
             return Ok(answer.with_result(Some(result.clone())));
         }
+        // Killed or timed out: the status says so at once, while the child
+        // is still being reaped and its last output read. Wait a little
+        // for both; a result made before would lose the tail and the exit
+        // code for good, so without them this answer has none (the next
+        // one will).
+        let settled = Instant::now() + FINISH_WAIT;
+        loop {
+            let done = {
+                let st = lock(&self.state);
+                st.child_done && st.reader_done
+            };
+            if done {
+                break;
+            }
+            if Instant::now() >= settled {
+                return Ok(answer);
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
         let mut result = RunResult::default();
         {
             let st = lock(&self.state);
@@ -266,26 +288,34 @@ impl ExecSession {
         result.staged_inputs = self.staged_inputs.clone();
         let mut warnings = Vec::new();
         if !self.globs.is_empty() {
-            let ws = self.ws.upgrade().ok_or_else(|| {
-                WorkspaceError::new(
-                    WorkspaceErrorKind::NotFound,
-                    format!("the workspace of exec session {} was removed", self.id),
-                )
-            })?;
-            engine
-                .collect_outputs(
-                    &ws,
-                    &self.io,
-                    self.globs.clone(),
-                    &mut result,
-                    &mut warnings,
-                )
-                .instrument(tracing::info_span!(
-                    "workspace.collect",
-                    session = ws.session_id.as_str(),
-                    exec = self.id.as_str()
-                ))
-                .await?;
+            // A collection that fails is a warning: the output this answer
+            // carries was taken from the session already, and must reach
+            // the model.
+            match self.ws.upgrade() {
+                None => warnings.push(format!(
+                    "the workspace of exec session {} was removed; no files collected",
+                    self.id
+                )),
+                Some(ws) => {
+                    let collected = engine
+                        .collect_outputs(
+                            &ws,
+                            &self.io,
+                            self.globs.clone(),
+                            &mut result,
+                            &mut warnings,
+                        )
+                        .instrument(tracing::info_span!(
+                            "workspace.collect",
+                            session = ws.session_id.as_str(),
+                            exec = self.id.as_str()
+                        ))
+                        .await;
+                    if let Err(err) = collected {
+                        warnings.push(format!("collecting the output files failed: {err}"));
+                    }
+                }
+            }
         }
         result.warnings = warnings;
         *cached = Some(result.clone());
@@ -689,7 +719,20 @@ pub(crate) async fn start(
         }
         engine.add_exec(&ws, Arc::clone(&session));
         if let Some(text) = &request.io.stdin {
-            session.type_in(text.clone().into_bytes()).await?;
+            // Typed beside the first answer, never before it: a program that
+            // does not read (or reads slowly, or already ended) must not
+            // hold the call until it times out, nor turn a started session
+            // into an error that loses its id.
+            let typing = Arc::clone(&session);
+            let data = text.clone().into_bytes();
+            tokio::spawn(
+                async move {
+                    if let Err(err) = typing.type_in(data).await {
+                        tracing::debug!(%err, "the exec session's stdin was not fully typed");
+                    }
+                }
+                .in_current_span(),
+            );
         }
         let answer = session.poll(request.yield_ms).await;
         session.finish(engine, answer).await

@@ -178,6 +178,18 @@ impl Engine {
                 .dir
                 .walk_create(INPUTS_SUBDIR)
                 .map_err(|e| walk_error(&format!("{INPUTS_SUBDIR}/"), e))?;
+            // All or none: refuse before writing anything when they do not
+            // fit together, so a refused call leaves nothing to stage twice.
+            let total: u64 = files.iter().map(|(_, b)| b.len() as u64).sum();
+            let usage = *lock(&ws.usage);
+            if total > usage.bytes_left(&limits) || (files.len() as u64) > usage.files_left(&limits)
+            {
+                return Err(over_budget(
+                    &format!("{} attached files", files.len()),
+                    &usage,
+                    &limits,
+                ));
+            }
             let mut out = Vec::new();
             for (name, bytes) in files {
                 let size = bytes.len() as u64;

@@ -289,3 +289,45 @@ async fn exec_session_editor_text_and_killed_result() {
         .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
 }
+
+/// An exec's `stdin` is typed beside the first answer: a program that
+/// never reads it (1 MiB, far more than a pipe holds) still gets a running
+/// session back, and one that ended before reading gets its session and
+/// result, not an error.
+#[tokio::test(flavor = "multi_thread")]
+async fn exec_stdin_never_holds_the_first_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = LocalRuntime::builder(dir.path().join("ws"))
+        .policy(CommandPolicy::unrestricted())
+        .build()
+        .unwrap();
+    rt.stage_skill(&sid("i"), &generated_skill(dir.path(), "in"))
+        .await
+        .unwrap();
+    let big = "x".repeat(1 << 20);
+    let first = rt
+        .start_exec(
+            &sid("i"),
+            &ExecRequest::new("in", "sleep 30")
+                .tty(false)
+                .stdin(big)
+                .timeout_secs(20)
+                .yield_ms(100),
+        )
+        .await
+        .unwrap();
+    assert_eq!(first.status, ExecStatus::Running, "{first:?}");
+    rt.kill_exec(&sid("i"), &first.session_id).await.unwrap();
+    let quick = rt
+        .start_exec(
+            &sid("i"),
+            &ExecRequest::new("in", "true")
+                .tty(false)
+                .stdin("unread")
+                .yield_ms(300),
+        )
+        .await
+        .unwrap();
+    let (_, last) = finish(&rt, "i", &quick.session_id).await;
+    assert_eq!(last.result.map(|r| r.exit_code), Some(Some(0)));
+}
