@@ -223,14 +223,7 @@ impl<'a> Library<'a> {
     ///
     /// [`EinoOptions::base_directory`]: crate::EinoOptions::base_directory
     pub(crate) fn loaded_body(&self, skill: &Skill) -> String {
-        let body = render::loaded_body(skill, self.surface.read_tool());
-        match self.surface {
-            Surface::Eino(options) if options.base_directory => match base_directory(skill) {
-                Some(dir) => format!("{}\n{body}", render::base_directory(&dir)),
-                None => body,
-            },
-            _ => body,
-        }
+        loaded_body(self.surface, skill)
     }
 
     /// One file of the skill `skill` (lines `start..=end` when given, from
@@ -678,4 +671,18 @@ pub(crate) fn resource_error(err: &Error, skill: &str, path: &str) -> ToolError 
         ToolErrorKind::Resource
     };
     ToolError::new(kind, message)
+}
+
+/// The body of `skill` as `surface` delivers it, wherever it is delivered
+/// (a load, a `$name` mention, a fork's input, a resumed session): with the
+/// base-directory line on the Eino surface.
+pub(crate) fn loaded_body(surface: &Surface, skill: &Skill) -> String {
+    let body = render::loaded_body(skill, surface.read_tool());
+    match surface {
+        Surface::Eino(options) if options.base_directory => match base_directory(skill) {
+            Some(dir) => format!("{}\n{body}", render::base_directory(&dir)),
+            None => body,
+        },
+        _ => body,
+    }
 }

@@ -169,11 +169,10 @@ pub(crate) fn legacy_stub(name: &str) -> String {
 }
 
 /// The message injected when the user mentions `$name` (F-DIS-14).
-pub(crate) fn mention_injection(skill: &Skill, read_tool: Option<&str>) -> String {
+pub(crate) fn mention_injection(skill: &Skill, body: &str) -> String {
     format!(
-        "The user invoked the skill \"{}\". Follow its instructions:\n{}",
+        "The user invoked the skill \"{}\". Follow its instructions:\n{body}",
         attr(skill.name()),
-        loaded_body(skill, read_tool)
     )
 }
 
@@ -429,7 +428,7 @@ pub(crate) fn fallback_block(bodies: &[&str]) -> String {
 
 /// The first message of a forked sub-agent (F-AGT-5): the task, then the
 /// skill to follow.
-pub(crate) fn fork_input(skill: &Skill, read_tool: Option<&str>, task: &str) -> String {
+pub(crate) fn fork_input(skill: &Skill, body: &str, task: &str) -> String {
     let task = if task.trim().is_empty() {
         "(no task was given; do what the skill describes)"
     } else {
@@ -437,10 +436,9 @@ pub(crate) fn fork_input(skill: &Skill, read_tool: Option<&str>, task: &str) -> 
     };
     format!(
         "You are a sub-agent. Do the task below by following the skill \"{}\", then answer with \
-         the result only: your answer goes back to the agent that asked.\n\nTask:\n{}\n\n{}",
+         the result only: your answer goes back to the agent that asked.\n\nTask:\n{}\n\n{body}",
         attr(skill.name()),
         neutralize(task),
-        loaded_body(skill, read_tool)
     )
 }
 

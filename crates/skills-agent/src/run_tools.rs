@@ -114,18 +114,25 @@ impl RunTools {
             Operation::Run => {
                 let request: RunRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
-                self.stage_attachments(context, staged).await?;
+                // Attachments that cannot be staged (the workspace is full)
+                // never stop the command: the model may be freeing space.
+                let warning = self.stage_attachments(context, staged).await.err();
                 let mut result = runtime
                     .run(session, &request)
                     .await
                     .map_err(workspace_error)?;
                 result.staged_inputs.splice(0..0, staged.iter().cloned());
+                result.warnings.extend(warning.map(|err| err.to_string()));
                 Ok(json(&result))
             }
             Operation::Exec => {
                 let request: ExecRequest = parse_args(tool, arguments, expected)?;
                 self.stage(context, &request.spec.skill).await?;
-                self.stage_attachments(context, staged).await?;
+                // As for a run, but an exec's answer has no place for
+                // staged inputs or warnings: the files are in
+                // `work/inputs/` under their sanitized names, and a refusal
+                // is retried by the next run, which reports it.
+                let _refused = self.stage_attachments(context, staged).await;
                 let output = runtime.start_exec(session, &request).await;
                 Ok(json(&output.map_err(workspace_error)?))
             }
@@ -153,9 +160,9 @@ impl RunTools {
         }
     }
 
-    /// Stages the context's attachments into `work/inputs/` (all of them or,
-    /// on an error, none counted: the runtime refuses before writing when
-    /// they do not fit).
+    /// Stages the context's attachments into `work/inputs/`: all of them,
+    /// or none (the runtime refuses before writing when they do not fit
+    /// together).
     async fn stage_attachments(
         &self,
         context: &RunContext<'_>,

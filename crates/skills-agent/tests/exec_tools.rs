@@ -258,3 +258,45 @@ async fn a_run_started_with_an_attachment_stages_it_for_the_model_s_command() {
     assert_eq!(result["staged_inputs"][0]["path"], "work/inputs/sales.csv");
     runtime.cleanup(session.id()).await.expect("cleanup");
 }
+
+/// Attachments that do not fit the workspace's disk cap together are
+/// staged not at all (none half-way), and the command still runs, with a
+/// warning; a later run tries again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attachments_that_do_not_fit_never_stop_the_command() {
+    use skills_agent::Attachment;
+    let root = tempfile::tempdir().expect("tempdir");
+    let limits = skills_exec::WorkspaceLimits::new().max_bytes(64 * 1024);
+    let runtime: Arc<dyn WorkspaceRuntime> = Arc::new(
+        LocalRuntime::builder(root.path())
+            .workspace_limits(limits)
+            .build()
+            .expect("runtime"),
+    );
+    let agent = agent(Arc::clone(&runtime), Surface::Default);
+    let mut session = agent.start_session().await.expect("session");
+    session
+        .push_user_message(Message::user_with_attachments(
+            "two files",
+            [
+                Attachment::new("small.txt", "text/plain", "x"),
+                Attachment::new("big.bin", "application/octet-stream", vec![0u8; 80 * 1024]),
+            ],
+        ))
+        .await
+        .expect("user");
+    call(&mut session, "load_skill", json!({"name": "greeter"})).await;
+    let ls = json!({"skill": "greeter", "command": "ls \"$WORK_DIR/inputs\" 2>/dev/null | wc -l"});
+    for _ in 0..2 {
+        let ran = call(&mut session, "run_skill_command", ls.clone()).await;
+        assert!(!ran.is_error, "{}", ran.content);
+        let result: Value = serde_json::from_str(&ran.content).expect("json");
+        assert_eq!(result["stdout"], "0\n", "{result}");
+        let warning = result["warnings"][0].as_str().unwrap_or_default();
+        assert!(
+            warning.contains("the attached files could not be staged"),
+            "{result}"
+        );
+    }
+    runtime.cleanup(session.id()).await.expect("cleanup");
+}

@@ -893,6 +893,15 @@ impl<'c> Run<'c> {
             }
             match self.cancellable(session.handle_tool_call(call)).await? {
                 Dispatch::Handled(message) => {
+                    // Loading a skill that is already loaded is this turn's
+                    // use of it too: its turn grant is back in force.
+                    if !message.is_error
+                        && call.name == session.agent().surface().load_tool()
+                        && let Some(Value::String(skill)) =
+                            message.metadata.get(crate::message::TOUCH_KEY)
+                    {
+                        self.loaded_this_turn.insert(skill.clone());
+                    }
                     self.emit.send(RunEvent::ToolResult {
                         call_id: call.id.clone(),
                         tool: call.name.clone(),
@@ -1040,6 +1049,13 @@ impl<'c> Run<'c> {
         if pattern.allows_any() {
             return true;
         }
+        // A pattern vouches for the command, not for what else the call
+        // changes around it: environment variables (`BASH_ENV`, exported
+        // `BASH_FUNC_*`, `GIT_*`) or staged inputs can make `npm run test`
+        // run anything. Such a call needs a bare `Tool` or `Tool(*)`.
+        if has_entries(&call.arguments, "env") || has_entries(&call.arguments, "inputs") {
+            return false;
+        }
         let argument = self
             .config
             .policy_arguments
@@ -1183,7 +1199,16 @@ impl<'c> Run<'c> {
                     .iter()
                     .rposition(|m| m.role == Role::Assistant)
                     .unwrap_or(transcript.len());
-                let history: Vec<Message> = transcript[..end].to_vec();
+                // The sub-agent's workspace is its own: the parent's
+                // attachments are staged there anew.
+                let history: Vec<Message> = transcript[..end]
+                    .iter()
+                    .cloned()
+                    .map(|mut message| {
+                        message.metadata.remove(crate::message::STAGED_KEY);
+                        message
+                    })
+                    .collect();
                 let pinned = if agent.name() == session.agent().name() {
                     session.pinned_catalog().clone()
                 } else {
@@ -1197,7 +1222,8 @@ impl<'c> Run<'c> {
                 agent.resume_session(pinned, history).await.map_err(start)?
             }
         };
-        let input = render::fork_input(&skill, agent.surface().read_tool(), &task);
+        let body = crate::library::loaded_body(agent.surface(), &skill);
+        let input = render::fork_input(&skill, &body, &task);
         let parent = self.emit.clone();
         let skill_name = fork.skill.clone();
         let child = Run {
@@ -1243,5 +1269,24 @@ impl<'c> Run<'c> {
             render::fork_result(&fork.skill, agent.name(), &outcome.text),
             outcome.usage,
         ))
+    }
+}
+
+/// Whether the call's argument `key` is a non-empty object or array (also
+/// when the arguments came as JSON text).
+fn has_entries(arguments: &Value, key: &str) -> bool {
+    let non_empty = |v: &Value| match v {
+        Value::Object(map) => !map.is_empty(),
+        Value::Array(items) => !items.is_empty(),
+        Value::Null => false,
+        _ => true,
+    };
+    match arguments {
+        Value::Object(map) => map.get(key).is_some_and(non_empty),
+        Value::String(raw) => serde_json::from_str::<Value>(raw)
+            .ok()
+            .and_then(|v| v.get(key).map(non_empty))
+            .unwrap_or(false),
+        _ => false,
     }
 }

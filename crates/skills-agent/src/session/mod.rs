@@ -27,7 +27,6 @@ use tracing::field::Empty;
 
 use crate::config::Agent;
 use crate::message::Message;
-use crate::render;
 use crate::state::LoadState;
 
 mod compaction;
@@ -210,7 +209,7 @@ impl Agent {
             .collect();
         for name in loaded {
             if let Ok(skill) = self.provider().get(&name).await {
-                let text = render::loaded_body(&skill, self.surface().read_tool());
+                let text = crate::library::loaded_body(self.surface(), &skill);
                 session.disclosure.bodies.insert(name, text);
             }
         }

@@ -67,10 +67,9 @@ impl Session {
         }
         self.push(message);
         for (name, skill) in invoked {
-            let read_tool = self.agent.surface().read_tool();
-            let text = render::loaded_body(&skill, read_tool);
+            let text = crate::library::loaded_body(self.agent.surface(), &skill);
             let injected_text = match self.agent.config().materialization {
-                Materialization::ToolResult => render::mention_injection(&skill, read_tool),
+                Materialization::ToolResult => render::mention_injection(&skill, &text),
                 Materialization::SystemMessage => render::mention_stub(&name),
             };
             let mut injected = Message::user(injected_text)

@@ -156,6 +156,42 @@ async fn a_prefix_pattern_pre_approves_only_matching_commands() {
     );
 }
 
+/// A pattern vouches for the command only: a call that also sets
+/// environment variables (`BASH_ENV`, exported functions) or stages inputs
+/// is not covered by `Bash(git:*)`, whatever its command.
+#[tokio::test]
+async fn a_pattern_does_not_cover_a_call_that_sets_env_or_inputs() {
+    let deny = Arc::new(Deny::default());
+    let script = vec![
+        load("c1", "git-ops"),
+        ModelResponse::tool_calls(
+            "",
+            vec![
+                call(
+                    "c2",
+                    "Bash",
+                    json!({"command": "git status", "env": {"BASH_ENV": "/dev/stdin"}}),
+                ),
+                call(
+                    "c3",
+                    "Bash",
+                    json!({"command": "git status", "inputs": [{"from": "host:///etc/passwd"}]}),
+                ),
+                call("c4", "Bash", json!({"command": "git status", "env": {}})),
+            ],
+        ),
+        ModelResponse::text("done"),
+    ];
+    let runner = runner(script, |b| b.policy(ToolPolicy::PreApprove(deny.clone())));
+    let mut session = agent().start_session().await.expect("session");
+    let events: Vec<RunEvent> = runner.run(&mut session, "status?").collect().await;
+    finished(&events);
+    let got = results(&events);
+    assert!(got[1].1 && got[2].1, "{got:?}");
+    assert_eq!(got[3], ("Bash".into(), false, "ran git status".into()));
+    assert_eq!(deny.asked.lock().expect("lock").len(), 2);
+}
+
 #[tokio::test]
 async fn restrict_refuses_calls_no_pattern_covers_and_names_the_patterns() {
     let script = vec![
@@ -182,6 +218,10 @@ async fn a_turn_grant_ends_at_the_next_user_message_a_load_grant_does_not() {
             bash(&[("c2", "git status")]),
             ModelResponse::text("clean"),
             bash(&[("c3", "git log")]),
+            // Loading the skill again (it is still loaded) renews the turn
+            // grant.
+            load("c4", "git-ops"),
+            bash(&[("c5", "git log")]),
             ModelResponse::text("one commit"),
         ];
         let policy = ToolPolicy::PreApprove(deny.clone());
@@ -194,6 +234,7 @@ async fn a_turn_grant_ends_at_the_next_user_message_a_load_grant_does_not() {
         finished(&second);
         let got = results(&second);
         assert_eq!(!got[0].1, second_turn_ok, "{lifetime:?}: {got:?}");
+        assert_eq!(got[2], ("Bash".into(), false, "ran git log".into()), "{lifetime:?}");
         let asked = deny.asked.lock().expect("lock").clone();
         if second_turn_ok {
             assert!(asked.is_empty(), "{asked:?}");

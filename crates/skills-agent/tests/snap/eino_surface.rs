@@ -209,3 +209,27 @@ fn prompt_hook_replaces_the_system_text_and_stays_stable() {
         }
     });
 }
+
+/// A `$name` mention delivers the same body as a load: with the base
+/// directory on the Eino surface.
+#[test]
+fn a_mention_names_the_base_directory_too() {
+    pollster::block_on(async {
+        let root = skills_root();
+        let provider = fs_provider(&root).await;
+        let mut session = start(
+            Agent::builder("assistant", provider).surface(Surface::Eino(EinoOptions::default())),
+        )
+        .await;
+        session
+            .push_user("Use $log-analyzer on this log.")
+            .await
+            .expect("user");
+        let injected = &session.transcript().last().expect("injected").content;
+        let dir = root.path().join("log-analyzer").display().to_string();
+        assert!(
+            injected.contains(&format!("Base directory for this skill: {dir}\n")),
+            "{injected}"
+        );
+    });
+}
