@@ -300,3 +300,77 @@ async fn attachments_that_do_not_fit_never_stop_the_command() {
     }
     runtime.cleanup(session.id()).await.expect("cleanup");
 }
+
+/// A run's input must be a user message: another role is refused with
+/// `RunErrorKind::Input`, and nothing is appended.
+#[tokio::test]
+async fn a_run_refuses_an_input_that_is_not_a_user_message() {
+    use skills_agent::{ModelResponse, RunErrorKind, Runner, ScriptedModel};
+    let root = tempfile::tempdir().expect("tempdir");
+    let runtime: Arc<dyn WorkspaceRuntime> =
+        Arc::new(LocalRuntime::builder(root.path()).build().expect("runtime"));
+    let agent = agent(runtime, Surface::Default);
+    let model = Arc::new(ScriptedModel::new([ModelResponse::text("never")]));
+    let runner = Runner::builder(model.clone()).build();
+    let mut session = agent.start_session().await.expect("session");
+    let err = runner
+        .run_to_end(&mut session, Message::assistant("not mine"))
+        .await
+        .expect_err("refused");
+    assert_eq!(err.kind(), RunErrorKind::Input);
+    assert!(session.transcript().is_empty());
+    assert_eq!(model.remaining(), 1);
+}
+
+/// Under a pre-approve policy that approves nothing, a run or a session
+/// start is refused, but polling or ending a session is never asked about:
+/// a session the policy let start must stay watchable and stoppable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_policy_never_blocks_polling_or_ending_a_session() {
+    use skills_agent::{Approver, ModelResponse, Runner, ScriptedModel, ToolPolicy};
+    #[derive(Debug, Default)]
+    struct Deny(std::sync::Mutex<Vec<String>>);
+    #[async_trait::async_trait]
+    impl Approver for Deny {
+        async fn approve(&self, call: &ToolCall, _loaded: &[String]) -> bool {
+            self.0.lock().expect("lock").push(call.name.clone());
+            false
+        }
+    }
+    let root = tempfile::tempdir().expect("tempdir");
+    let runtime: Arc<dyn WorkspaceRuntime> =
+        Arc::new(LocalRuntime::builder(root.path()).build().expect("runtime"));
+    let agent = agent(Arc::clone(&runtime), Surface::Default);
+    let model = Arc::new(ScriptedModel::new([
+        ModelResponse::tool_calls(
+            "",
+            vec![
+                ToolCall::new(
+                    "c1",
+                    "run_skill_command",
+                    json!({"skill": "greeter", "command": "true"}),
+                ),
+                ToolCall::new("c2", "poll_skill_session", json!({"session_id": "nope"})),
+                ToolCall::new("c3", "kill_skill_session", json!({"session_id": "nope"})),
+            ],
+        ),
+        ModelResponse::text("done"),
+    ]));
+    let deny = Arc::new(Deny::default());
+    let runner = Runner::builder(model)
+        .policy(ToolPolicy::PreApprove(deny.clone()))
+        .build();
+    let mut session = agent.start_session().await.expect("session");
+    runner.run_to_end(&mut session, "go").await.expect("run");
+    assert_eq!(*deny.0.lock().expect("lock"), ["run_skill_command"]);
+    let poll = session
+        .transcript()
+        .iter()
+        .find(|m| m.tool_name.as_deref() == Some("poll_skill_session"))
+        .expect("poll result");
+    assert!(
+        !poll.content.contains("did not approve"),
+        "{}",
+        poll.content
+    );
+}

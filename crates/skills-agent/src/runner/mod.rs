@@ -199,6 +199,9 @@ pub enum RunErrorKind {
     Cancelled,
     /// The skill provider failed (while injecting a mentioned skill).
     Provider,
+    /// The run's input is not a user message (a [`UserInput`] made from
+    /// another role's [`Message`]); nothing was appended.
+    Input,
     /// The session store failed or refused an append (a run with
     /// [`Runner::run_stored`]); a [`StoreErrorKind::Conflict`] means the
     /// session was continued elsewhere meanwhile.
@@ -215,6 +218,7 @@ impl RunErrorKind {
             Self::StepLimit => "step-limit",
             Self::Cancelled => "cancelled",
             Self::Provider => "provider",
+            Self::Input => "input",
             Self::Store => "store",
         }
     }
@@ -695,7 +699,21 @@ impl<'c> Run<'c> {
         if session.close_unanswered_calls("the run stopped before this call ran") > 0 {
             self.notice("closed tool calls an earlier run left unanswered");
         }
+        if input.is_none() {
+            // A resumed run continues the turn of the last user message:
+            // the skills loaded since then still hold their turn grant.
+            self.loaded_this_turn = loaded_since_last_user_message(session);
+        }
         if let Some(message) = input {
+            if message.role != Role::User
+                || !message.tool_calls.is_empty()
+                || message.tool_call_id.is_some()
+            {
+                return Err(RunError::new(
+                    RunErrorKind::Input,
+                    "a run starts with a user message (without tool calls)",
+                ));
+            }
             let pushed = self.cancellable(session.push_user_message(message)).await?;
             pushed.map_err(|err| RunError::new(RunErrorKind::Provider, err.to_string()))?;
             self.flush(session);
@@ -868,7 +886,14 @@ impl<'c> Run<'c> {
                 return Err(RunError::cancelled());
             }
             let skill_tool = session.is_skill_tool(&call.name);
-            if !skill_tool {
+            // Reading a session's output and ending it are never refused:
+            // a session the policy let start must be watchable and
+            // stoppable (typing into it is policed like starting one).
+            let watching = matches!(
+                session.agent().run_operation(&call.name),
+                Some(crate::surface::Operation::Poll | crate::surface::Operation::Kill)
+            );
+            if !skill_tool && !watching {
                 let verdict = self.cancellable(self.policy_check(session, call)).await?;
                 if let Err(refusal) = verdict {
                     self.run_batch(session, &mut batch).await?;
@@ -1289,4 +1314,34 @@ fn has_entries(arguments: &Value, key: &str) -> bool {
             .unwrap_or(false),
         _ => false,
     }
+}
+
+/// The skills loaded since the last message the user wrote (a `$name`
+/// mention's injection counts as a load, not as a user message): by a tag
+/// on the message, or by a call of the load tool that found the skill
+/// loaded already.
+fn loaded_since_last_user_message(session: &Session) -> BTreeSet<String> {
+    use skills_core::{InjectionAction, TaggedMessage as _};
+    let messages = session.transcript();
+    let start = messages
+        .iter()
+        .rposition(|m| m.role == Role::User && !m.has_metadata(crate::message::MENTION_KEY))
+        .unwrap_or(0);
+    let load_tool = session.agent().surface().load_tool();
+    let mut loaded = BTreeSet::new();
+    for message in &messages[start..] {
+        for injection in message.skill_injections() {
+            if injection.action == InjectionAction::Loaded {
+                loaded.extend(injection.skills);
+            }
+        }
+        if message.role == Role::Tool
+            && !message.is_error
+            && message.tool_name.as_deref() == Some(load_tool)
+            && let Some(Value::String(skill)) = message.metadata.get(crate::message::TOUCH_KEY)
+        {
+            loaded.insert(skill.clone());
+        }
+    }
+    loaded
 }

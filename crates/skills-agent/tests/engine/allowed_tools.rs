@@ -234,7 +234,11 @@ async fn a_turn_grant_ends_at_the_next_user_message_a_load_grant_does_not() {
         finished(&second);
         let got = results(&second);
         assert_eq!(!got[0].1, second_turn_ok, "{lifetime:?}: {got:?}");
-        assert_eq!(got[2], ("Bash".into(), false, "ran git log".into()), "{lifetime:?}");
+        assert_eq!(
+            got[2],
+            ("Bash".into(), false, "ran git log".into()),
+            "{lifetime:?}"
+        );
         let asked = deny.asked.lock().expect("lock").clone();
         if second_turn_ok {
             assert!(asked.is_empty(), "{asked:?}");
@@ -353,4 +357,35 @@ async fn model_inherit_on_an_inline_skill_switches_nothing_and_asks_no_hub() {
     );
     assert_eq!(main.requests().len(), 2);
     assert!(other.requests().is_empty());
+}
+
+/// A turn grant belongs to the user message, not to one `Runner::run`: a
+/// run stopped after the load (here by the step limit) and then resumed
+/// still has it.
+#[tokio::test]
+async fn a_resumed_run_keeps_the_turn_grant_of_its_user_message() {
+    let deny = Arc::new(Deny::default());
+    let policy = ToolPolicy::PreApprove(deny.clone());
+    let first = runner(vec![load("c1", "git-ops")], |b| {
+        b.policy(policy.clone())
+            .grant_lifetime(GrantLifetime::Turn)
+            .max_steps(1)
+    });
+    let mut session = agent().start_session().await.expect("session");
+    let stopped: Vec<RunEvent> = first.run(&mut session, "status?").collect().await;
+    assert!(
+        matches!(stopped.last(), Some(RunEvent::Failed { .. })),
+        "{stopped:?}"
+    );
+    let second = runner(
+        vec![bash(&[("c2", "git status")]), ModelResponse::text("clean")],
+        |b| b.policy(policy).grant_lifetime(GrantLifetime::Turn),
+    );
+    let resumed: Vec<RunEvent> = second
+        .resume(&mut session, skills_agent::CancelToken::new())
+        .collect()
+        .await;
+    finished(&resumed);
+    assert_eq!(results(&resumed)[0].2, "ran git status");
+    assert!(deny.asked.lock().expect("lock").is_empty());
 }
