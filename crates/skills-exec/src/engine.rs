@@ -54,6 +54,9 @@ pub(crate) enum Launcher {
     Local,
     /// Inside bubblewrap.
     Sandbox(Box<Sandbox>),
+    /// In a container of its own, on a container engine.
+    #[cfg(feature = "container")]
+    Container(crate::container::SharedContainers),
 }
 
 /// The engine's configuration (see [`RuntimeBuilder`](crate::RuntimeBuilder)).
@@ -520,6 +523,12 @@ impl Engine {
                 env.insert("HOME".into(), root.join(WORK_SUBDIR).display().to_string());
                 env.insert("TMPDIR".into(), "/tmp".into());
             }
+            #[cfg(feature = "container")]
+            Launcher::Container(_) => {
+                env.insert("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into());
+                env.insert("HOME".into(), root.join(WORK_SUBDIR).display().to_string());
+                env.insert("TMPDIR".into(), "/tmp".into());
+            }
         }
         for (k, v) in [
             ("NO_COLOR", "1"),
@@ -731,6 +740,14 @@ impl Engine {
                 ));
             }
         }
+        #[cfg(feature = "container")]
+        if let Launcher::Container(c) = &self.cfg.launcher {
+            return Ok((
+                self.launch_container(ws, c, prepared, stdin, timeout)
+                    .await?,
+                None,
+            ));
+        }
         let mut cgroup = crate::limits::run_cgroup(&self.cfg.enforcement).await?;
         let procs = match &cgroup {
             Some(c) => c.procs().map_err(|e| io_error("the run's cgroup", e))?,
@@ -741,7 +758,7 @@ impl Engine {
                 rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
                     .map_err(|e| io_error("the run's status pipe", e.into()))?,
             ),
-            Launcher::Local => None,
+            _ => None,
         };
         let (status_r, status_w) = match status {
             Some((r, w)) => (Some(r), Some(w)),
@@ -751,7 +768,7 @@ impl Engine {
             let _gate = crate::spawn_gate::spawning().await;
             match &self.cfg.launcher {
                 Launcher::Local => self.spawn_local(prepared, procs, stdin.is_some())?,
-                Launcher::Sandbox(_) => spawn_tokio(
+                _ => spawn_tokio(
                     self.spawn_command(prepared, status_w, procs)?,
                     prepared,
                     stdin.is_some(),
@@ -817,9 +834,51 @@ impl Engine {
                     prepared.file_size_limit,
                 )?
             }
+            #[cfg(feature = "container")]
+            Launcher::Container(_) => {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::Unsupported,
+                    "the container runtime starts no host process",
+                ));
+            }
         };
         cmd.env_clear().envs(&prepared.env);
         Ok(tokio::process::Command::from(cmd))
+    }
+
+    /// Runs a prepared command in a container of its own, its standard
+    /// input (when given) written into the run folder first, through the
+    /// workspace handle.
+    #[cfg(feature = "container")]
+    async fn launch_container(
+        &self,
+        ws: &Arc<Ws>,
+        containers: &crate::container::Containers,
+        prepared: &Prepared,
+        stdin: Option<&str>,
+        timeout: Duration,
+    ) -> WorkspaceResult<Outcome> {
+        if let Some(text) = stdin {
+            let (w, run_dir, text) = (Arc::clone(ws), prepared.run_dir.clone(), text.to_owned());
+            blocking(move || {
+                w.dir
+                    .walk(&run_dir)
+                    .map_err(|e| crate::fsutil::walk_error("run folder", e))?
+                    .write_new(crate::container::STDIN_FILE, text.as_bytes(), 0o444)
+                    .map_err(|e| io_error("standard input", e))
+            })
+            .await?;
+        }
+        containers
+            .run(
+                &ws.session_id,
+                &ws.root,
+                prepared,
+                stdin.is_some(),
+                timeout,
+                self.cfg.output_cap,
+            )
+            .await
     }
 
     /// What a local command gets between `fork` and `exec`: no inherited

@@ -524,6 +524,14 @@ pub(crate) async fn start(
     session_id: &str,
     request: &ExecRequest,
 ) -> WorkspaceResult<ExecOutput> {
+    #[cfg(feature = "container")]
+    if matches!(engine.cfg.launcher, crate::engine::Launcher::Container(_)) {
+        return Err(WorkspaceError::new(
+            WorkspaceErrorKind::Unsupported,
+            "the `container` runtime does not offer interactive sessions; use skill_run \
+             (a run per command), or the local or sandbox runtime for a terminal",
+        ));
+    }
     let span = tracing::info_span!("workspace.exec", session = session_id, skill = %request.spec.skill, tty = request.tty);
     async {
         let (ws, _) = engine.workspace(session_id).await?;

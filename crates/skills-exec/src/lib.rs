@@ -7,6 +7,9 @@
 //! * [`SandboxRuntime`] runs the same commands inside bubblewrap (`bwrap`): new
 //!   user, PID, network, IPC and UTS namespaces, no capabilities, no network,
 //!   the system and the skill read-only, only the workspace writable.
+//! * `ContainerRuntime` (feature `container`, on by default) runs each
+//!   command in a container of its own on a Docker Engine API service
+//!   (Docker, or Podman's), the workspace bind-mounted, no network.
 //! * [`CommandPolicy`] restricts commands to allowed programs, without a
 //!   shell, following launchers (`env`, `xargs`, `find -exec`, …) and `#!`
 //!   lines to the programs they start.
@@ -60,6 +63,8 @@ mod artifact;
 mod capture;
 mod child;
 mod collect;
+#[cfg(feature = "container")]
+mod container;
 mod engine;
 mod exec;
 mod fsutil;
@@ -80,6 +85,11 @@ mod supervisor;
 
 pub use artifact::{Artifact, ArtifactService, FsArtifacts, InMemoryArtifacts};
 pub use capture::{DEFAULT_OUTPUT_CAP, cap_text};
+#[cfg(feature = "container")]
+pub use container::{
+    ContainerOptions, DEFAULT_IMAGE, HOSTNAME as CONTAINER_HOSTNAME, IMAGE_ENV, RUNTIME_LABEL,
+    SESSION_LABEL, SOCKET_PATHS, default_host,
+};
 pub use limits::{
     DEFAULT_MAX_FILE_SIZE, DEFAULT_MAX_MEMORY, DEFAULT_MAX_PROCESSES, DEFAULT_SHM_SIZE,
     DEFAULT_TMP_SIZE, RunLimits,
@@ -93,6 +103,8 @@ pub use quota::{
     DEFAULT_WORKSPACE_MAX_BYTES, DEFAULT_WORKSPACE_MAX_FILES, WorkspaceLimits,
 };
 pub use root::private_root;
+#[cfg(feature = "container")]
+pub use runtime::ContainerRuntime;
 pub use runtime::{LocalRuntime, RuntimeBuilder, SandboxRuntime};
 pub use sandbox::{
     BWRAP_PATHS, DEFAULT_SANDBOX_USER, HELPER_PATHS, SandboxOptions, find_bwrap, find_helper,

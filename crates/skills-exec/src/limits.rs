@@ -213,6 +213,18 @@ impl Enforcement {
         }
     }
 
+    /// Limits a container engine enforces: nothing here does (no cgroup,
+    /// no resource limit of this process).
+    #[cfg(feature = "container")]
+    pub(crate) fn by_engine(limits: RunLimits) -> Self {
+        Self {
+            limits,
+            cgroups: None,
+            rlimits: Vec::new(),
+            missing: Vec::new(),
+        }
+    }
+
     /// `true` when runs get cgroups.
     pub(crate) fn has_cgroups(&self) -> bool {
         self.cgroups.is_some()

@@ -14,6 +14,8 @@ use skills_workspace::{
 
 use crate::artifact::ArtifactService;
 use crate::capture::DEFAULT_OUTPUT_CAP;
+#[cfg(feature = "container")]
+use crate::container::{ContainerOptions, Containers};
 use crate::engine::{Config, Engine, Launcher, find_bash};
 use crate::fsutil::Owner;
 use crate::limits::{Enforcement, Kind, RunLimits};
@@ -223,6 +225,69 @@ impl RuntimeBuilder {
     }
 }
 
+#[cfg(feature = "container")]
+impl RuntimeBuilder {
+    /// Builds a [`ContainerRuntime`]: connects to the engine
+    /// ([`ContainerOptions::host`], `DOCKER_HOST` or a default socket),
+    /// checks it answers and has the image. Fails with
+    /// [`WorkspaceErrorKind::Unavailable`](skills_workspace::WorkspaceErrorKind::Unavailable)
+    /// saying how to start an engine or build the image. The run limits
+    /// ([`limits`](Self::limits)) become the containers' (memory, processes,
+    /// file size, `/tmp` and `/dev/shm` sizes).
+    pub async fn build_container(
+        self,
+        options: ContainerOptions,
+    ) -> Result<ContainerRuntime, WorkspaceError> {
+        let containers = Arc::new(Containers::connect(&options, self.limits.clone()).await?);
+        let owner = containers.owner().map(|(uid, gid)| Owner { uid, gid });
+        let enforcement = Arc::new(Enforcement::by_engine(self.limits.clone()));
+        let launcher = Launcher::Container(Arc::clone(&containers));
+        let cfg =
+            crate::fsutil::blocking(move || self.config(launcher, owner, enforcement)).await?;
+        Ok(ContainerRuntime {
+            engine: Arc::new(Engine::new(cfg, "container")),
+            containers,
+        })
+    }
+}
+
+/// Runs each command in a container of its own on a Docker Engine API
+/// service (Docker, or Podman's), the workspace on this host bind-mounted
+/// (see docs/exec.md, "The container runtime"). Built with
+/// [`RuntimeBuilder::build_container`]. Interactive sessions are not
+/// offered (their methods answer
+/// [`Unsupported`](skills_workspace::WorkspaceErrorKind::Unsupported)).
+#[cfg(feature = "container")]
+#[derive(Debug, Clone)]
+pub struct ContainerRuntime {
+    engine: Arc<Engine>,
+    containers: Arc<Containers>,
+}
+
+#[cfg(feature = "container")]
+impl ContainerRuntime {
+    /// A builder for workspaces under `root`; finish with
+    /// [`RuntimeBuilder::build_container`].
+    pub fn builder(root: impl Into<PathBuf>) -> RuntimeBuilder {
+        RuntimeBuilder::new(root.into())
+    }
+
+    /// The workspace root folder (canonical).
+    pub fn root(&self) -> &std::path::Path {
+        &self.engine.cfg.root
+    }
+
+    /// The engine's address (`unix:///…`).
+    pub fn host(&self) -> &str {
+        self.containers.host()
+    }
+
+    /// The image commands run in.
+    pub fn image(&self) -> &str {
+        self.containers.image()
+    }
+}
+
 /// The host user the sandbox's commands run as, who gets the folders a
 /// command may write (threat model H6): set by the sandbox side when the
 /// runtime runs as root and the sandbox runs as an unprivileged host user
@@ -386,3 +451,5 @@ macro_rules! delegate_runtime {
 
 delegate_runtime!(LocalRuntime);
 delegate_runtime!(SandboxRuntime);
+#[cfg(feature = "container")]
+delegate_runtime!(ContainerRuntime);

@@ -8,6 +8,9 @@ mod artifacts;
 mod common;
 #[path = "suite/conformance.rs"]
 mod conformance;
+#[cfg(feature = "container")]
+#[path = "suite/container.rs"]
+mod container;
 #[path = "suite/exec.rs"]
 mod exec;
 #[path = "suite/hostile.rs"]

@@ -188,3 +188,44 @@ pub(crate) fn both_runtimes(
     .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}"));
     vec![("local", Arc::new(local)), ("sandbox", Arc::new(sandbox))]
 }
+
+#[cfg(feature = "container")]
+/// The container engine and image the container tests use, from
+/// `SKILLS_TEST_CONTAINER_HOST` and `SKILLS_TEST_CONTAINER_IMAGE` (set by
+/// `bash .ci/test`); the test fails, saying how to start one, without them.
+pub(crate) fn container_options() -> skills_exec::ContainerOptions {
+    let hint = "start a Podman service with `bash .ci/podman start` and set \
+                SKILLS_TEST_CONTAINER_HOST to the DOCKER_HOST it prints (or to any Docker or \
+                Podman socket, with SKILLS_TEST_CONTAINER_IMAGE naming an image built by \
+                deploy/runner/build-image.sh); `bash .ci/test` does both itself";
+    let host = std::env::var("SKILLS_TEST_CONTAINER_HOST")
+        .unwrap_or_else(|_| panic!("SKILLS_TEST_CONTAINER_HOST is not set: {hint}"));
+    let image = std::env::var("SKILLS_TEST_CONTAINER_IMAGE")
+        .unwrap_or_else(|_| skills_exec::DEFAULT_IMAGE.to_owned());
+    skills_exec::ContainerOptions::new().host(host).image(image)
+}
+
+#[cfg(feature = "container")]
+/// The container runtime, root in `dir`, unrestricted, its builder passed
+/// through `configure` first; fails the test when no engine answers.
+pub(crate) async fn container_runtime(
+    dir: &Path,
+    configure: impl Fn(RuntimeBuilder) -> RuntimeBuilder,
+) -> skills_exec::ContainerRuntime {
+    configure(skills_exec::ContainerRuntime::builder(dir).policy(CommandPolicy::unrestricted()))
+        .build_container(container_options())
+        .await
+        .unwrap_or_else(|e| panic!("the container runtime cannot run here: {e}"))
+}
+
+#[cfg(feature = "container")]
+/// [`container_runtime`] from synchronous code inside a multi-threaded
+/// tokio test.
+pub(crate) fn container_runtime_blocking(
+    dir: &Path,
+    configure: impl Fn(RuntimeBuilder) -> RuntimeBuilder,
+) -> skills_exec::ContainerRuntime {
+    tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(container_runtime(dir, configure))
+    })
+}

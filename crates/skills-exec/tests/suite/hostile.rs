@@ -32,6 +32,9 @@ fn runtimes(dir: &Path) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)> {
     all
 }
 
+/// Builds the runtimes a hostile check runs against, roots in a folder.
+pub(crate) type Runtimes = fn(&Path) -> Vec<(&'static str, Arc<dyn WorkspaceRuntime>)>;
+
 /// A host folder the command must never make the runtime write into, with
 /// one file the runtime must never change or read back.
 fn outside(dir: &Path) -> PathBuf {
@@ -69,6 +72,12 @@ async fn within<T>(secs: u64, what: &str, fut: impl std::future::Future<Output =
 // threat model: H2, H3, H4
 #[tokio::test(flavor = "multi_thread")]
 async fn links_and_fifos_a_command_plants_never_redirect_the_runtime() {
+    links_and_fifos(runtimes).await;
+}
+
+/// Links and FIFOs planted by a command, against each of `runtimes`
+/// (the container runtime's test calls it too).
+pub(crate) async fn links_and_fifos(runtimes: Runtimes) {
     let dir = tempfile::tempdir().unwrap();
     let outside = outside(dir.path());
     let victim = outside.join("secret.txt");
@@ -241,6 +250,12 @@ fn swap_thread(a: PathBuf, b: PathBuf, stop: Arc<AtomicBool>) -> std::thread::Jo
 // threat model: H5
 #[tokio::test(flavor = "multi_thread")]
 async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it() {
+    swapping_folders(runtimes).await;
+}
+
+/// Folders swapped for links while the runtime works, against each of
+/// `runtimes` (the container runtime's test calls it too).
+pub(crate) async fn swapping_folders(runtimes: Runtimes) {
     let dir = tempfile::tempdir().unwrap();
     let outside = outside(dir.path());
     let before = tree(&outside);
@@ -262,29 +277,43 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
         assert_eq!(r.exit_code, Some(0), "{name}: {r:?}");
         // The real attack: a command of the session swaps `work/inputs`
         // and a link to the host folder, from an interactive session,
-        // while the runtime stages inputs into it.
-        let started = rt
-            .start_exec(
-                &sid("s"),
-                &ExecRequest::new(
-                    "swapper",
-                    format!(
-                        "python3 scripts/swap.py {w}/work/inputs {w}/work/decoy 8",
-                        w = ws.display()
-                    ),
+        // while the runtime stages inputs into it. The container runtime
+        // has no interactive sessions (nor python3): there this process
+        // swaps them, the same race from the other side.
+        let started = if rt.name() == "container" {
+            None
+        } else {
+            let started = rt
+                .start_exec(
+                    &sid("s"),
+                    &ExecRequest::new(
+                        "swapper",
+                        format!(
+                            "python3 scripts/swap.py {w}/work/inputs {w}/work/decoy 8",
+                            w = ws.display()
+                        ),
+                    )
+                    .tty(false)
+                    .yield_ms(2000),
                 )
-                .tty(false)
-                .yield_ms(2000),
-            )
-            .await
-            .unwrap();
-        assert!(started.output.contains("swapping"), "{name}: {started:?}");
+                .await
+                .unwrap();
+            assert!(started.output.contains("swapping"), "{name}: {started:?}");
+            Some(started)
+        };
         // And from this process, on `runs/` and `out/` at the same time.
         let stop = Arc::new(AtomicBool::new(false));
-        let swaps = [
+        let mut swaps = vec![
             swap_thread(ws.join("runs"), ws.join("runs-decoy"), Arc::clone(&stop)),
             swap_thread(ws.join("out"), ws.join("out-decoy"), Arc::clone(&stop)),
         ];
+        if started.is_none() {
+            swaps.push(swap_thread(
+                ws.join("work/inputs"),
+                ws.join("work/decoy"),
+                Arc::clone(&stop),
+            ));
+        }
         let (mut refused, mut placed, mut runs) = (0, 0, 0);
         let deadline = std::time::Instant::now() + Duration::from_secs(6);
         let mut i = 0u32;
@@ -328,7 +357,9 @@ async fn swapping_folders_for_links_while_the_runtime_works_never_redirects_it()
         }
         stop.store(true, Ordering::Relaxed);
         let swapped: u64 = swaps.into_iter().map(|t| t.join().unwrap()).sum();
-        let _ = rt.kill_exec(&sid("s"), &started.session_id).await;
+        if let Some(started) = &started {
+            let _ = rt.kill_exec(&sid("s"), &started.session_id).await;
+        }
         eprintln!("{name}: {swapped} swaps, {refused} refused, {placed} placed, {runs} runs");
         assert!(swapped > 0, "{name}: the swapping threads never swapped");
         assert!(

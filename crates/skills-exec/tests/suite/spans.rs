@@ -5,7 +5,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::Path;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
 use skills_exec::{CommandPolicy, LocalRuntime};
@@ -93,14 +95,18 @@ const EXPECTED: [&str; 7] = [
 /// known race in tracing-core's interest cache): when a span is missing the
 /// run is tried again, up to five times; a span the code never opens is
 /// missing every time and still fails the test.
-fn capture(dir: &Path, build: impl Fn(&Path, &Path) -> Arc<dyn WorkspaceRuntime>) -> Vec<Closed> {
+/// Builds a runtime with its root and the allowed host-input folder, on the
+/// capture's tokio runtime (the container runtime's client lives there).
+type Build = dyn Fn(PathBuf, PathBuf) -> Pin<Box<dyn Future<Output = Arc<dyn WorkspaceRuntime>>>>;
+
+fn capture(dir: &Path, build: &Build) -> Vec<Closed> {
     let host = dir.join("host");
     std::fs::create_dir_all(&host).unwrap();
     std::fs::write(host.join("in.txt"), "input\n").unwrap();
     let skill = generated_skill(dir, "traced");
     let mut spans = Vec::new();
     for attempt in 0..5 {
-        let rt = build(&dir.join(format!("ws{attempt}")), &host);
+        let root_dir = dir.join(format!("ws{attempt}"));
         let collect = Collect::default();
         let subscriber = tracing_subscriber::registry().with(collect.clone());
         tracing::subscriber::with_default(subscriber, || {
@@ -112,6 +118,7 @@ fn capture(dir: &Path, build: impl Fn(&Path, &Path) -> Arc<dyn WorkspaceRuntime>
             let root = tracing::info_span!("test.root");
             tokio.block_on(tracing::Instrument::instrument(
                 async {
+                    let rt = build(root_dir, host.clone()).await;
                     let session = sid("traced-session");
                     rt.stage_skill(&session, &skill).await.unwrap();
                     let input = format!("host://{}", host.join("in.txt").display());
@@ -193,14 +200,16 @@ fn check(spans: &[Closed], runtime: &str) {
 #[test]
 fn local_run_has_the_workspace_spans() {
     let dir = tempfile::tempdir().unwrap();
-    let spans = capture(dir.path(), |ws, host| {
-        Arc::new(
-            LocalRuntime::builder(ws)
-                .policy(CommandPolicy::unrestricted())
-                .allow_host_inputs(host)
-                .build()
-                .unwrap(),
-        )
+    let spans = capture(dir.path(), &|ws, host| {
+        Box::pin(async move {
+            Arc::new(
+                LocalRuntime::builder(ws)
+                    .policy(CommandPolicy::unrestricted())
+                    .allow_host_inputs(host)
+                    .build()
+                    .unwrap(),
+            ) as Arc<dyn WorkspaceRuntime>
+        })
     });
     check(&spans, "local");
 }
@@ -209,15 +218,40 @@ fn local_run_has_the_workspace_spans() {
 fn sandbox_run_has_the_workspace_spans() {
     let dir = tempfile::tempdir().unwrap();
     crate::sandbox::traversable(dir.path());
-    let spans = capture(dir.path(), |ws, host| {
-        Arc::new(
-            skills_exec::SandboxRuntime::builder(ws)
-                .policy(CommandPolicy::unrestricted())
-                .sandbox_options(crate::sandbox::options(false))
-                .allow_host_inputs(host)
-                .build_sandbox()
-                .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}")),
-        )
+    let spans = capture(dir.path(), &|ws, host| {
+        Box::pin(async move {
+            Arc::new(
+                skills_exec::SandboxRuntime::builder(ws)
+                    .policy(CommandPolicy::unrestricted())
+                    .sandbox_options(crate::sandbox::options(false))
+                    .allow_host_inputs(host)
+                    .build_sandbox()
+                    .unwrap_or_else(|e| panic!("the sandbox cannot run on this machine: {e}")),
+            ) as Arc<dyn WorkspaceRuntime>
+        })
     });
     check(&spans, "sandbox");
+}
+
+/// The container runtime opens the same spans, and its own under the run:
+/// the container's creation, start and removal.
+#[cfg(feature = "container")]
+#[test]
+fn container_run_has_the_workspace_spans() {
+    let dir = tempfile::tempdir().unwrap();
+    let spans = capture(dir.path(), &|ws, host| {
+        Box::pin(async move {
+            Arc::new(crate::common::container_runtime(&ws, |b| b.allow_host_inputs(&host)).await)
+                as Arc<dyn WorkspaceRuntime>
+        })
+    });
+    check(&spans, "container");
+    for name in [
+        "workspace.container.create",
+        "workspace.container.start",
+        "workspace.container.remove",
+    ] {
+        let span = find(&spans, name);
+        assert_eq!(span.parent, Some("workspace.run"), "{span:?}");
+    }
 }
