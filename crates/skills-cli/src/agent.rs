@@ -130,21 +130,25 @@ pub(crate) enum RunMode {
     Local,
     /// Inside the bubblewrap sandbox (no network, only the workspace writable).
     Sandbox,
+    /// In a container per command, on the engine at `DOCKER_HOST` (or a
+    /// default socket), from `--container-image`.
+    Container,
 }
 
 impl RunMode {
     /// The runtime for this mode with `flags` (artifacts, host inputs),
     /// keeping its workspaces under `root`.
-    pub(crate) fn runtime(
+    pub(crate) async fn runtime(
         self,
         root: &Path,
         flags: &RuntimeFlags,
     ) -> Result<Arc<dyn WorkspaceRuntime>, Failure> {
-        // A missing bubblewrap, an unusable root or a missing
+        // A missing bubblewrap or engine, an unusable root or a missing
         // `--allow-input` folder is the user's to fix.
         flags.check().map_err(Failure::usage)?;
         flags
-            .runtime(root, self == Self::Sandbox)
+            .runtime(root, self)
+            .await
             .map_err(|err| Failure::usage(err.to_string()))
     }
 }
@@ -266,10 +270,10 @@ async fn drive<W: Write>(
         )
         .surface(surface.clone());
     let root = skills_exec::private_root("skills-agent");
-    let runtime = args
-        .run
-        .map(|mode| mode.runtime(&root, &args.runtime))
-        .transpose()?;
+    let runtime = match args.run {
+        Some(mode) => Some(mode.runtime(&root, &args.runtime).await?),
+        None => None,
+    };
     if let Some(runtime) = &runtime {
         builder = builder.profile(Profile::Full).runtime(Arc::clone(runtime));
     }

@@ -79,9 +79,19 @@ pub(crate) enum Command {
     #[command(after_help = AFTER_HELP)]
     Run {
         /// Run inside the bubblewrap sandbox (no network, only the workspace
-        /// writable).
-        #[arg(long)]
+        /// writable); the same as `--runtime sandbox`.
+        #[arg(long, conflicts_with = "runtime_mode")]
         sandbox: bool,
+        /// Where the command runs: `local` (the default), `sandbox`
+        /// (bubblewrap) or `container` (a container of its own on the engine
+        /// at DOCKER_HOST or a default socket; see --container-image).
+        #[arg(
+            long = "runtime",
+            id = "runtime_mode",
+            value_enum,
+            value_name = "local|sandbox|container"
+        )]
+        runtime_mode: Option<agent::RunMode>,
         /// Kill the command and everything it started after SECS seconds.
         #[arg(long, value_name = "SECS")]
         timeout: Option<u64>,
@@ -155,9 +165,10 @@ pub(crate) enum Command {
         #[arg(long)]
         trpc: bool,
         /// Give the model tools that run the skills' commands: `local`
-        /// (directly, in a throw-away workspace) or `sandbox` (bubblewrap:
-        /// no network, only the workspace writable).
-        #[arg(long, value_enum, value_name = "local|sandbox")]
+        /// (directly, in a throw-away workspace), `sandbox` (bubblewrap:
+        /// no network, only the workspace writable) or `container` (a
+        /// container per command on the engine at DOCKER_HOST).
+        #[arg(long, value_enum, value_name = "local|sandbox|container")]
         run: Option<agent::RunMode>,
         /// With --run: artifacts and host inputs.
         #[command(flatten)]
@@ -232,9 +243,10 @@ pub(crate) enum Command {
         #[arg(long, value_parser = mcp::parse_addr, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
         /// Also offer tools that run the skills' commands: `local`
-        /// (directly, in a workspace per client) or `sandbox` (bubblewrap:
-        /// no network, only the workspace writable).
-        #[arg(long, value_enum, value_name = "local|sandbox")]
+        /// (directly, in a workspace per client), `sandbox` (bubblewrap:
+        /// no network, only the workspace writable) or `container` (a
+        /// container per command on the engine at DOCKER_HOST).
+        #[arg(long, value_enum, value_name = "local|sandbox|container")]
         run: Option<agent::RunMode>,
         /// With --run: artifacts and host inputs.
         #[command(flatten)]

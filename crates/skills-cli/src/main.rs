@@ -102,6 +102,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         Command::Report(args) => report::run(args, &sources, out),
         Command::Run {
             sandbox,
+            runtime_mode,
             timeout,
             output_files,
             inputs,
@@ -111,11 +112,17 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             paths,
             command,
         } => {
+            let mode = if sandbox {
+                agent::RunMode::Sandbox
+            } else {
+                runtime_mode.unwrap_or(agent::RunMode::Local)
+            };
+            runtime.require_container(Some(mode))?;
             let provider = sources.provider(paths)?;
             let args = run::RunArgs {
                 name,
                 command,
-                sandbox,
+                mode,
                 timeout,
                 output_files,
                 inputs,
@@ -147,6 +154,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             paths,
         } => {
             runtime.require_run(run.is_some())?;
+            runtime.require_container(run)?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             agent::run(
@@ -184,6 +192,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             paths,
         } => {
             runtime.require_run(run.is_some())?;
+            runtime.require_container(run)?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             mcp::run(

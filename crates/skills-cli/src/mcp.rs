@@ -105,10 +105,10 @@ async fn serve(
     token: Option<String>,
 ) -> Result<u8, Failure> {
     let root = skills_exec::private_root("skills-mcp");
-    let workspaces = args
-        .run
-        .map(|mode| mode.runtime(&root, &args.runtime))
-        .transpose()?;
+    let workspaces = match args.run {
+        Some(mode) => Some(mode.runtime(&root, &args.runtime).await?),
+        None => None,
+    };
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
         .poll_interval(args.poll);

@@ -22,7 +22,8 @@ use crate::runtime_flags::RuntimeFlags;
 pub(crate) struct RunArgs {
     pub(crate) name: String,
     pub(crate) command: Vec<String>,
-    pub(crate) sandbox: bool,
+    /// Where the command runs.
+    pub(crate) mode: crate::agent::RunMode,
     pub(crate) timeout: Option<u64>,
     pub(crate) output_files: Vec<String>,
     /// Inputs to stage before the command (`--input FROM[=TO]`).
@@ -73,7 +74,8 @@ pub(crate) fn run(
         })?;
         let rt = args
             .runtime
-            .runtime(&root, args.sandbox)
+            .runtime(&root, args.mode)
+            .await
             .map_err(|e| fail(&e))?;
         let outcome = async {
             rt.stage_skill(session, &source)

@@ -7,7 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use skills_exec::{FsArtifacts, InMemoryArtifacts, LocalRuntime, RuntimeBuilder, SandboxRuntime};
+use skills_exec::{
+    ContainerOptions, ContainerRuntime, FsArtifacts, InMemoryArtifacts, LocalRuntime,
+    RuntimeBuilder, SandboxRuntime,
+};
+
+use crate::agent::RunMode;
 use skills_workspace::{WorkspaceError, WorkspaceRuntime};
 
 /// Artifact and input options of a runtime.
@@ -25,6 +30,11 @@ pub(crate) struct RuntimeFlags {
     /// allowed by default).
     #[arg(long = "allow-input", value_name = "DIR")]
     pub(crate) allow_input: Vec<PathBuf>,
+    /// The image of the `container` runtime (default: $SKILLS_CONTAINER_IMAGE,
+    /// else `localhost/skills-runner:latest`, built offline by
+    /// deploy/runner/build-image.sh).
+    #[arg(long = "container-image", value_name = "IMAGE")]
+    pub(crate) container_image: Option<String>,
 }
 
 impl RuntimeFlags {
@@ -50,7 +60,22 @@ impl RuntimeFlags {
         if set && !run {
             return Err(crate::failure::Failure::usage(
                 "--artifacts, --save-artifacts and --allow-input are for the run tools: \
-                 add --run local or --run sandbox",
+                 add --run local, --run sandbox or --run container",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses `--container-image` for a runtime other than `container`,
+    /// where it would silently do nothing.
+    pub(crate) fn require_container(
+        &self,
+        mode: Option<RunMode>,
+    ) -> Result<(), crate::failure::Failure> {
+        if self.container_image.is_some() && mode != Some(RunMode::Container) {
+            return Err(crate::failure::Failure::usage(
+                "--container-image is for the container runtime: add --run container \
+                 (skills run: --runtime container)",
             ));
         }
         Ok(())
@@ -68,17 +93,35 @@ impl RuntimeFlags {
         Ok(())
     }
 
-    /// Builds the runtime, with its workspaces under `root`: in the
-    /// bubblewrap sandbox when `sandbox`, else local.
-    pub(crate) fn runtime(
+    /// The container image: `--container-image`, else
+    /// `$SKILLS_CONTAINER_IMAGE`, else the default.
+    pub(crate) fn image(&self) -> String {
+        self.container_image
+            .clone()
+            .or_else(|| {
+                std::env::var(skills_exec::IMAGE_ENV)
+                    .ok()
+                    .filter(|v| !v.trim().is_empty())
+            })
+            .unwrap_or_else(|| skills_exec::DEFAULT_IMAGE.to_owned())
+    }
+
+    /// Builds the runtime of `mode`, with its workspaces under `root`.
+    pub(crate) async fn runtime(
         &self,
         root: &Path,
-        sandbox: bool,
+        mode: RunMode,
     ) -> Result<Arc<dyn WorkspaceRuntime>, WorkspaceError> {
-        Ok(if sandbox {
-            Arc::new(self.apply(SandboxRuntime::builder(root)).build_sandbox()?)
-        } else {
-            Arc::new(self.apply(LocalRuntime::builder(root)).build()?)
+        Ok(match mode {
+            RunMode::Local => Arc::new(self.apply(LocalRuntime::builder(root)).build()?),
+            RunMode::Sandbox => {
+                Arc::new(self.apply(SandboxRuntime::builder(root)).build_sandbox()?)
+            }
+            RunMode::Container => Arc::new(
+                self.apply(ContainerRuntime::builder(root))
+                    .build_container(ContainerOptions::new().image(self.image()))
+                    .await?,
+            ),
         })
     }
 }

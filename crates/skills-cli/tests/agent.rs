@@ -376,6 +376,68 @@ fn run_local_lets_the_model_run_a_skill_script() {
     assert!(bodies[2].contains("exit_code"), "{}", bodies[2]);
 }
 
+/// `--run container`: the model's command runs in a container of its own
+/// (engine from DOCKER_HOST, image from SKILLS_CONTAINER_IMAGE), and its
+/// output reaches the model.
+#[test]
+fn run_container_runs_the_model_s_command_in_a_container() {
+    let call = openai_call;
+    let server = serve(vec![
+        call("c1", "load_skill", r#"{"name":"csv-insights"}"#),
+        call(
+            "c2",
+            "run_skill_command",
+            r#"{"skill":"csv-insights","command":"echo host=$(hostname) uid=$(id -u); wc -l < assets/sample-orders.csv"}"#,
+        ),
+        sse(&[
+            r#"{"id":"r","model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"done."},"finish_reason":"stop"}]}"#,
+            "[DONE]",
+        ]),
+    ]);
+    let container = crate::support::container_env();
+    let mut env: Vec<(&str, &str)> = vec![
+        ("OPENAI_API_KEY", "sk-test"),
+        ("OPENAI_BASE_URL", &server.url),
+    ];
+    env.extend(container.iter().map(|(k, v)| (*k, v.as_str())));
+    let out = skills(
+        &[
+            "agent",
+            "--run",
+            "container",
+            "--model",
+            "openai:test-model",
+            "--prompt",
+            "Count the sample orders.",
+            &examples(),
+        ],
+        &env,
+        None,
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(text(&out.stdout), "done.\n");
+    let bodies = server.bodies.lock().unwrap();
+    let uid = current_uid();
+    let user = if uid == "0" { "65534" } else { uid.as_str() };
+    let line = format!("host=skills-container uid={user}");
+    let at = bodies[2]
+        .find(&line)
+        .unwrap_or_else(|| panic!("no {line:?} in {}", bodies[2]));
+    // Then the line count of the sample, on the next line of the output.
+    let after = &bodies[2][at + line.len()..];
+    assert!(after[..12.min(after.len())].contains("11"), "{}", bodies[2]);
+}
+
+/// This process's user id.
+fn current_uid() -> String {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default()
+}
+
 /// Without `--run` the model has no run tool: the call gets an error result.
 #[test]
 fn without_run_the_run_tool_does_not_exist() {

@@ -231,7 +231,16 @@ struct Mcp {
 
 impl Mcp {
     fn start(args: &[&str]) -> Self {
-        let mut child = skills()
+        Self::start_with(args, &[])
+    }
+
+    /// Starts `skills mcp ARGS` with extra environment variables.
+    fn start_with(args: &[&str], env: &[(&str, String)]) -> Self {
+        let mut cmd = skills();
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd
             .arg("mcp")
             .args(args)
             .stdin(Stdio::piped())
@@ -340,4 +349,132 @@ fn mcp_run_tools_use_the_runtime_flags() {
         std::fs::read_to_string(session.join("mcp%2Fupper%2Etxt/1")).unwrap(),
         "FROM THE HOST\n"
     );
+}
+
+/// `skills run --runtime container`: the command runs in a container of its
+/// own (not root, no network, the skill read-only), its files are listed,
+/// its exit code and a timeout are the command's; `--container-image`
+/// names the image and is refused without the container runtime.
+#[test]
+fn run_in_a_container() {
+    let env = crate::support::container_env();
+    let ex = examples();
+    let run_env = |args: &[&str]| {
+        let mut cmd = skills();
+        for (k, v) in &env {
+            cmd.env(k, v);
+        }
+        cmd.args(args).output().unwrap()
+    };
+    let out = run_env(&[
+        "run",
+        "--runtime",
+        "container",
+        "commit-message",
+        &ex,
+        "--",
+        "hostname; (echo x >> SKILL.md) 2>/dev/null || echo read-only; echo hi > out/hi.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("skills-container\nread-only\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("--- files\nout/hi.txt\t3\ttext/plain"),
+        "{stdout}"
+    );
+    let out = run_env(&[
+        "run",
+        "--runtime",
+        "container",
+        "commit-message",
+        &ex,
+        "--",
+        "exit 7",
+    ]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    let out = run_env(&[
+        "run",
+        "--runtime",
+        "container",
+        "--timeout",
+        "1",
+        "commit-message",
+        &ex,
+        "--",
+        "sleep 30",
+    ]);
+    assert_eq!(out.status.code(), Some(124), "{}", text(&out.stderr));
+    let image = &env[1].1;
+    let out = run_env(&[
+        "run",
+        "--runtime",
+        "container",
+        "--container-image",
+        image,
+        "commit-message",
+        &ex,
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = run_env(&[
+        "run",
+        "--container-image",
+        image,
+        "commit-message",
+        &ex,
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--runtime container"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run_env(&[
+        "run",
+        "--runtime",
+        "container",
+        "--container-image",
+        "localhost/skills-no-such:0",
+        "commit-message",
+        &ex,
+        "--",
+        "true",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("build-image.sh"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// `skills mcp --run container`: the run tool's commands run in containers.
+#[test]
+fn mcp_runs_commands_in_containers() {
+    let ex = examples();
+    let mut mcp = Mcp::start_with(
+        &["--run", "container", &ex],
+        &crate::support::container_env(),
+    );
+    mcp.call("load_skill", json!({"name": "commit-message"}));
+    let result = mcp.call(
+        "run_skill_command",
+        json!({
+            "skill": "commit-message",
+            "command": "hostname > out/host.txt",
+            "output_files": ["out/*.txt"]
+        }),
+    );
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(
+        result["output_files"][0]["content"], "skills-container\n",
+        "{result}"
+    );
+    mcp.close();
 }

@@ -265,7 +265,8 @@ impl Containers {
             unavailable(format!(
                 "the container engine at {host} has no image {:?} ({e}); build the default one \
                  offline with `bash deploy/runner/build-image.sh` (see docs/exec.md, \"The \
-                 container runtime\") or name another with the image option",
+                 container runtime\") or choose another image (`--container-image` or \
+                 SKILLS_CONTAINER_IMAGE with the skills CLI)",
                 options.image
             ))
         })?;

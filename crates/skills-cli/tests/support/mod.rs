@@ -262,3 +262,21 @@ pub fn send_signal(pid: u32, signal: &str) {
         .expect("run bash");
     assert!(status.success(), "kill -{signal} {pid} failed");
 }
+
+/// `DOCKER_HOST` and `SKILLS_CONTAINER_IMAGE` for a `skills` process that
+/// runs commands with the container runtime: from
+/// `SKILLS_TEST_CONTAINER_HOST` and `SKILLS_TEST_CONTAINER_IMAGE` (set by
+/// `bash .ci/test`, which starts a Podman service); fails the test, saying
+/// how to start one, without them.
+pub fn container_env() -> Vec<(&'static str, String)> {
+    let host = std::env::var("SKILLS_TEST_CONTAINER_HOST").unwrap_or_else(|_| {
+        panic!(
+            "SKILLS_TEST_CONTAINER_HOST is not set: start a Podman service with \
+             `bash .ci/podman start` and set it to the DOCKER_HOST it prints \
+             (`bash .ci/test` does both itself)"
+        )
+    });
+    let image = std::env::var("SKILLS_TEST_CONTAINER_IMAGE")
+        .unwrap_or_else(|_| "localhost/skills-runner:latest".to_owned());
+    vec![("DOCKER_HOST", host), ("SKILLS_CONTAINER_IMAGE", image)]
+}
