@@ -3,6 +3,14 @@
 //! sandbox runs the `skills-sandbox` helper of this crate; as root, runs
 //! also get cgroups (see docs/exec.md, "Limits").
 //!
+//! With a container engine (`DOCKER_HOST`, e.g. from `bash .ci/podman
+//! start`, and `SKILLS_CONTAINER_IMAGE`), the group `run_true_container`
+//! measures the container runtime (a container per run), the other design
+//! (an `exec` per run into a running container, through the engine API
+//! directly), and the first run in a fresh workspace (staging included)
+//! for the local, sandbox and container runtimes; then the peak resident
+//! memory of this process over 100 container runs is printed.
+//!
 //! `cargo bench -p skills-exec --bench run -- --warm-up-time 1 --measurement-time 4`
 //! (`... run_true` for the run group alone).
 #![allow(missing_docs, clippy::unwrap_used)]
@@ -10,7 +18,11 @@
 use std::process::Stdio;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use skills_exec::{CommandPolicy, LocalRuntime, RunLimits, SandboxOptions, SandboxRuntime};
+use futures_util::StreamExt as _;
+use skills_exec::{
+    CommandPolicy, ContainerOptions, ContainerRuntime, LocalRuntime, RunLimits, SandboxOptions,
+    SandboxRuntime,
+};
 use skills_workspace::{RunRequest, SessionId, SkillSource, WorkspaceRuntime};
 
 fn skill(dir: &std::path::Path, name: &str, big: bool) -> SkillSource {
@@ -123,6 +135,7 @@ fn bench(c: &mut Criterion) {
         }
     }
     g.finish();
+    container_bench(c, &rt, dir.path(), &small);
 
     let big = skill(dir.path(), "big", true);
     rt.block_on(local.stage_skill(&session, &big)).unwrap();
@@ -132,6 +145,159 @@ fn bench(c: &mut Criterion) {
             assert!(!s.copied);
         })
     });
+}
+
+/// The engine of the container benchmarks, when one is configured.
+fn container_options() -> Option<ContainerOptions> {
+    let host = skills_exec::default_host()?;
+    let image = std::env::var(skills_exec::IMAGE_ENV)
+        .unwrap_or_else(|_| skills_exec::DEFAULT_IMAGE.to_owned());
+    Some(ContainerOptions::new().host(host).image(image))
+}
+
+/// This process's peak resident memory (`VmHWM`), in KiB.
+fn peak_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn container_bench(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    dir: &std::path::Path,
+    small: &SkillSource,
+) {
+    let Some(options) = container_options() else {
+        eprintln!("run_true_container skipped: no container engine (set DOCKER_HOST)");
+        return;
+    };
+    let container = match rt.block_on(
+        ContainerRuntime::builder(dir.join("ct"))
+            .policy(CommandPolicy::unrestricted())
+            .build_container(options.clone()),
+    ) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("run_true_container skipped: {e}");
+            return;
+        }
+    };
+    let session: SessionId = "b".parse().unwrap();
+    rt.block_on(container.stage_skill(&session, small)).unwrap();
+    let req = RunRequest::new("small", "true");
+    let mut g = c.benchmark_group("run_true_container");
+    g.sample_size(10);
+    g.bench_function("container runtime (a container per run)", |b| {
+        b.to_async(rt).iter(|| async {
+            let r = container.run(&session, &req).await.unwrap();
+            assert_eq!(r.exit_code, Some(0), "{r:?}");
+        })
+    });
+    // The other design: one container per workspace, an `exec` per run.
+    let docker = bollard::Docker::connect_with_host(options.host.as_deref().unwrap()).unwrap();
+    let id = rt.block_on(async {
+        let body = bollard::models::ContainerCreateBody {
+            image: Some(options.image.clone()),
+            cmd: Some(vec!["sleep".into(), "3600".into()]),
+            network_disabled: Some(true),
+            host_config: Some(bollard::models::HostConfig {
+                network_mode: Some("none".into()),
+                ulimits: Some(vec![
+                    bollard::models::ResourcesUlimits {
+                        name: Some("nofile".into()),
+                        soft: Some(1024),
+                        hard: Some(1024),
+                    },
+                    bollard::models::ResourcesUlimits {
+                        name: Some("nproc".into()),
+                        soft: Some(512),
+                        hard: Some(512),
+                    },
+                ]),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let id = docker.create_container(None, body).await.unwrap().id;
+        docker.start_container(&id, None).await.unwrap();
+        id
+    });
+    g.bench_function("exec per run into a running container (engine API)", |b| {
+        b.to_async(rt).iter(|| async {
+            let exec = docker
+                .create_exec(
+                    &id,
+                    bollard::models::ExecConfig {
+                        cmd: Some(vec!["bash".into(), "-c".into(), "true".into()]),
+                        attach_stdout: Some(true),
+                        attach_stderr: Some(true),
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap();
+            if let bollard::exec::StartExecResults::Attached { mut output, .. } =
+                docker.start_exec(&exec.id, None).await.unwrap()
+            {
+                while output.next().await.is_some() {}
+            }
+            let code = docker.inspect_exec(&exec.id).await.unwrap().exit_code;
+            assert_eq!(code, Some(0));
+        })
+    });
+    rt.block_on(async {
+        let opts = bollard::query_parameters::RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .build();
+        docker.remove_container(&id, Some(opts)).await.unwrap();
+    });
+    // The first run of a session: workspace, staging and the run.
+    let local = LocalRuntime::builder(dir.join("first-local"))
+        .policy(CommandPolicy::unrestricted())
+        .build()
+        .unwrap();
+    let sandbox = SandboxRuntime::builder(dir.join("first-sb"))
+        .policy(CommandPolicy::unrestricted())
+        .sandbox_options(SandboxOptions::new().helper(env!("CARGO_BIN_EXE_skills-sandbox")))
+        .build_sandbox()
+        .ok();
+    let mut runtimes: Vec<(&str, &dyn WorkspaceRuntime)> = vec![
+        ("first run in a fresh workspace: local", &local),
+        ("first run in a fresh workspace: container", &container),
+    ];
+    if let Some(sb) = &sandbox {
+        runtimes.push(("first run in a fresh workspace: sandbox", sb));
+    }
+    let n = std::sync::atomic::AtomicU64::new(0);
+    for (name, runtime) in runtimes {
+        g.bench_function(name, |b| {
+            b.to_async(rt).iter(|| async {
+                let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let s: SessionId = format!("first-{i}").parse().unwrap();
+                runtime.stage_skill(&s, small).await.unwrap();
+                let r = runtime.run(&s, &req).await.unwrap();
+                assert_eq!(r.exit_code, Some(0), "{r:?}");
+                runtime.cleanup(&s).await.unwrap();
+            })
+        });
+    }
+    g.finish();
+    let before = peak_rss_kib();
+    rt.block_on(async {
+        for _ in 0..100 {
+            let r = container.run(&session, &req).await.unwrap();
+            assert_eq!(r.exit_code, Some(0));
+        }
+    });
+    eprintln!(
+        "peak RSS of this process: {} KiB before 100 container runs, {} KiB after",
+        before,
+        peak_rss_kib()
+    );
 }
 
 criterion_group!(benches, bench);
