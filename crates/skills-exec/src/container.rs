@@ -309,42 +309,15 @@ impl Containers {
         (is_root() && self.user.0 != 0).then_some(self.user)
     }
 
-    /// The container of one run.
+    /// The container of one run, with `mounts` (see [`checked_mounts`]).
     fn create_body(
         &self,
         session: &str,
         ws_root: &Path,
         prepared: &Prepared,
         stdin: bool,
+        mounts: Vec<Mount>,
     ) -> WorkspaceResult<ContainerCreateBody> {
-        let skills = ws_root.join(SKILLS_SUBDIR);
-        for dir in [ws_root, skills.as_path()] {
-            let real = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
-            if !real {
-                return Err(WorkspaceError::new(
-                    WorkspaceErrorKind::PathEscape,
-                    format!(
-                        "{} is no longer a folder of the workspace; refusing to mount it",
-                        dir.display()
-                    ),
-                ));
-            }
-        }
-        let bind = |source: &Path, read_only: bool| Mount {
-            target: Some(source.display().to_string()),
-            source: Some(source.display().to_string()),
-            typ: Some(MountType::BIND),
-            read_only: Some(read_only),
-            bind_options: Some(MountBindOptions {
-                propagation: Some(bollard::models::MountBindOptionsPropagationEnum::RPRIVATE),
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
-        let mut mounts = vec![bind(ws_root, false), bind(&skills, true)];
-        for (venv, _) in crate::supervisor::venvs(ws_root) {
-            mounts.push(bind(&venv, false));
-        }
         let size = |bytes: u64, default: &str| {
             if bytes == 0 {
                 default.to_owned()
@@ -489,7 +462,9 @@ impl Containers {
                 format!("container engine at {}: {what}: {e}", self.host),
             )
         };
-        let body = self.create_body(session, ws_root, prepared, stdin)?;
+        let root = ws_root.to_path_buf();
+        let mounts = crate::fsutil::blocking(move || checked_mounts(&root)).await?;
+        let body = self.create_body(session, ws_root, prepared, stdin, mounts)?;
         let created = self
             .docker
             .create_container(None, body)
@@ -539,26 +514,33 @@ impl Containers {
                 }
             }
         };
-        let timed_out = tokio::time::timeout(timeout, read).await.is_err();
+        // The time limit covers the output and the exit: a command that
+        // closes its output and keeps running is still killed on time.
         let mut warnings = Vec::new();
-        let exit_code = if timed_out {
-            // One kill ends every process of the run.
-            let kill = KillContainerOptionsBuilder::default()
-                .signal("SIGKILL")
-                .build();
-            if let Err(e) = self.docker.kill_container(&id, Some(kill)).await {
-                tracing::debug!("kill after timeout: {e}");
-            }
-            None
-        } else {
+        let ran = tokio::time::timeout(timeout, async {
+            read.await;
             self.exit_code(&id, &mut warnings).await
+        })
+        .await;
+        let (exit_code, timed_out) = match ran {
+            Ok(code) => (code, false),
+            Err(_) => {
+                // One kill ends every process of the run.
+                let kill = KillContainerOptionsBuilder::default()
+                    .signal("SIGKILL")
+                    .build();
+                if let Err(e) = self.docker.kill_container(&id, Some(kill)).await {
+                    tracing::debug!("kill after timeout: {e}");
+                }
+                (None, true)
+            }
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        if let Some(docker) = guard.docker.take() {
-            remove(&docker, &id)
-                .instrument(tracing::info_span!("workspace.container.remove", id = %short(&id)))
-                .await;
-        }
+        remove(&self.docker, &id)
+            .instrument(tracing::info_span!("workspace.container.remove", id = %short(&id)))
+            .await;
+        // Removed: nothing left for the guard.
+        guard.docker = None;
         let (stdout, stdout_cut) = out.into_text();
         let (stderr, stderr_cut) = err.into_text();
         Ok(Outcome {
@@ -612,6 +594,44 @@ impl Containers {
         }
         code.map(|c| i32::try_from(c).unwrap_or(i32::MAX))
     }
+}
+
+/// The bind mounts of a run in the workspace at `ws_root`: the session
+/// folder, its `skills/` read-only and each staged skill's `.venv/`, each
+/// checked to be a real folder, not a link, before the engine (root) is
+/// asked to mount it (rule C7). Blocking.
+fn checked_mounts(ws_root: &Path) -> WorkspaceResult<Vec<Mount>> {
+    let skills = ws_root.join(SKILLS_SUBDIR);
+    for dir in [ws_root, skills.as_path()] {
+        let real = std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir());
+        if !real {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::PathEscape,
+                format!(
+                    "{} is no longer a folder of the workspace; refusing to mount it",
+                    dir.display()
+                ),
+            ));
+        }
+    }
+    let bind = |source: &Path, read_only: bool| Mount {
+        target: Some(source.display().to_string()),
+        source: Some(source.display().to_string()),
+        typ: Some(MountType::BIND),
+        read_only: Some(read_only),
+        bind_options: Some(MountBindOptions {
+            propagation: Some(bollard::models::MountBindOptionsPropagationEnum::RPRIVATE),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let mut mounts = vec![bind(ws_root, false), bind(&skills, true)];
+    // `venvs` lists real folders only (`symlink_metadata`), inside the
+    // read-only `skills/`, which no command can change.
+    for (venv, _) in crate::supervisor::venvs(ws_root) {
+        mounts.push(bind(&venv, false));
+    }
+    Ok(mounts)
 }
 
 /// The first 12 characters of a container id, for spans.

@@ -193,6 +193,24 @@ async fn timeout_kills_the_whole_container() {
         left_after(&format!("sleep {token}"), Duration::from_secs(2)).await,
         Vec::<String>::new()
     );
+    // A command that closes its output and goes on is killed on time too.
+    let started = Instant::now();
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new("forks", "exec >&- 2>&-; sleep 4794").timeout_secs(1),
+    )
+    .await;
+    assert!(r.timed_out, "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        left_after("sleep 4794", Duration::from_secs(2)).await,
+        Vec::<String>::new()
+    );
     // Background processes of a run that ended normally die with its
     // container too.
     let r = run(
