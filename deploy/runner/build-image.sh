@@ -46,6 +46,7 @@ cp /bin/busybox "$ROOTFS/bin/busybox"
 for tool in $(/bin/busybox --list); do
     [ "$tool" = busybox ] || ln -sf busybox "$ROOTFS/bin/$tool"
 done
+rm -f "$ROOTFS/bin/bash"
 cp /bin/bash-static "$ROOTFS/bin/bash"
 ln -sf ../../bin/bash "$ROOTFS/usr/bin/bash"
 ln -sf ../../bin/busybox "$ROOTFS/usr/bin/env"

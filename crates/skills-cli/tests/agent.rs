@@ -1464,7 +1464,10 @@ fn attach_sends_the_file_and_stages_it_for_runs() {
             vec!["--attach", "/nonexistent/x.csv"],
             "--attach /nonexistent/x.csv",
         ),
-        (vec!["--save-artifacts"], "add --run local or --run sandbox"),
+        (
+            vec!["--save-artifacts"],
+            "add --run local, --run sandbox or --run container",
+        ),
     ] {
         let root = examples();
         let mut argv = vec!["agent", "--model", "openai:test-model", "--prompt", "hi"];

@@ -41,23 +41,25 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::models::{
-    ContainerCreateBody, HostConfig, Mount, MountBindOptions, MountType, ResourcesUlimits,
+    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, HostConfigLogConfig, Mount,
+    MountBindOptions, MountType, ResourcesUlimits,
 };
 use bollard::query_parameters::{
-    AttachContainerOptionsBuilder, KillContainerOptionsBuilder, RemoveContainerOptionsBuilder,
-    WaitContainerOptionsBuilder,
+    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
+    ListContainersOptionsBuilder, RemoveContainerOptionsBuilder, WaitContainerOptionsBuilder,
 };
 use futures_util::StreamExt;
 use skills_workspace::{SKILLS_SUBDIR, WorkspaceError, WorkspaceErrorKind, WorkspaceResult};
 use tracing::Instrument;
 
 use crate::capture::Captured;
-use crate::engine::{Outcome, Prepared};
+use crate::engine::{Outcome, Prepared, Ws};
 use crate::limits::RunLimits;
 
 /// The image used when none is configured: built offline by
@@ -89,8 +91,25 @@ pub const HOSTNAME: &str = "skills-container";
 /// How long an engine call (other than waiting for the command) may take.
 const ENGINE_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The request timeout of the engine's `wait` (the run's own timeout
+/// bounds it).
+const WAIT_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// Open files per process in a container.
 const NOFILE: i64 = 4096;
+
+/// The `nproc` limit of a container: high, since it counts the user's
+/// processes on the whole host (a run's are bounded by `pids`), and no
+/// higher than an engine's own limit usually is (runc cannot raise it).
+const NPROC: i64 = 16384;
+
+/// How long after its timeout a run's container kills itself, should the
+/// runtime be gone (killed, or its tokio runtime shut down) before it
+/// could.
+const SELF_KILL_GRACE: Duration = Duration::from_secs(30);
+
+/// The name of the file `sh` writes the exit code into, in the run folder.
+pub(crate) const STATUS_FILE: &str = ".exit_status";
 
 /// The name of the standard-input file in the run folder.
 pub(crate) const STDIN_FILE: &str = ".stdin";
@@ -100,9 +119,10 @@ pub(crate) const STDIN_FILE: &str = ".stdin";
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ContainerOptions {
-    /// The engine's address (`unix:///run/podman/podman.sock`,
-    /// `tcp://host:2375`); `None`: `DOCKER_HOST`, else the first of
-    /// [`SOCKET_PATHS`] (and a rootless Podman's socket) that exists.
+    /// The engine's socket (`unix:///run/podman/podman.sock`); `None`:
+    /// `DOCKER_HOST`, else the first of [`SOCKET_PATHS`] (and a rootless
+    /// Podman's socket) that exists. Only a Unix socket: the engine mounts
+    /// folders of its own host, which must be this one.
     pub host: Option<String>,
     /// The image commands run in (default [`DEFAULT_IMAGE`]); it must have
     /// `/bin/sh`, and `/bin/bash` or `/usr/bin/bash` (commands run with
@@ -137,7 +157,7 @@ impl ContainerOptions {
         Self::default()
     }
 
-    /// Sets the engine's address (`unix:///path`, `tcp://host:port`).
+    /// Sets the engine's socket (`unix:///path`).
     #[must_use]
     pub fn host(mut self, host: impl Into<String>) -> Self {
         self.host = Some(host.into());
@@ -210,6 +230,8 @@ pub(crate) struct Containers {
     limits: RunLimits,
     /// This runtime instance's label value.
     instance: String,
+    /// Runs started, for container names.
+    runs: AtomicU64,
 }
 
 /// `true` when the runtime runs as root.
@@ -233,6 +255,17 @@ impl Containers {
                 ))
             })?,
         };
+        // The engine mounts folders of its own host: it must be this one.
+        if !host.starts_with("unix://") {
+            return Err(WorkspaceError::new(
+                WorkspaceErrorKind::InvalidRequest,
+                format!(
+                    "the container engine must run on this host and be reached through its Unix \
+                     socket (unix:///…), not {host}: the runtime mounts this host's workspace \
+                     folders into the containers"
+                ),
+            ));
+        }
         if options.image.trim().is_empty() {
             return Err(WorkspaceError::new(
                 WorkspaceErrorKind::InvalidRequest,
@@ -289,6 +322,7 @@ impl Containers {
             network: options.network.clone(),
             limits,
             instance: crate::engine::unique_id(),
+            runs: AtomicU64::new(0),
         })
     }
 
@@ -309,6 +343,33 @@ impl Containers {
         (is_root() && self.user.0 != 0).then_some(self.user)
     }
 
+    /// Kills and removes every container of `session` this runtime
+    /// started (runs still going when the session is cleaned up).
+    pub(crate) async fn remove_session(&self, session: &str) {
+        let mut filters = HashMap::new();
+        filters.insert(
+            "label".to_owned(),
+            vec![
+                format!("{SESSION_LABEL}={session}"),
+                format!("{RUNTIME_LABEL}={}", self.instance),
+            ],
+        );
+        let list = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        match self.docker.list_containers(Some(list)).await {
+            Ok(found) => {
+                for c in found {
+                    if let Some(id) = c.id {
+                        remove(&self.docker, &id).await;
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("listing the containers of session {session}: {e}"),
+        }
+    }
+
     /// The container of one run, with `mounts` (see [`checked_mounts`]).
     fn create_body(
         &self,
@@ -316,6 +377,7 @@ impl Containers {
         ws_root: &Path,
         prepared: &Prepared,
         stdin: bool,
+        timeout: Duration,
         mounts: Vec<Mount>,
     ) -> WorkspaceResult<ContainerCreateBody> {
         let size = |bytes: u64, default: &str| {
@@ -345,13 +407,13 @@ impl Containers {
             soft: Some(value),
             hard: Some(value),
         };
-        let nproc = self
-            .limits
-            .max_processes
-            .map_or(65536, |n| i64::try_from(n).unwrap_or(i64::MAX));
+        // `nproc` counts every process of the user on the whole host (a
+        // rootful engine adds no user namespace): a per-run value there
+        // would let one session starve the others. Processes are bounded by
+        // the `pids` cgroup; runc only needs `nproc` to be set.
         let mut ulimits = vec![
             ulimit("nofile", NOFILE),
-            ulimit("nproc", nproc),
+            ulimit("nproc", NPROC),
             ulimit("core", 0),
         ];
         let fsize = self
@@ -385,29 +447,39 @@ impl Containers {
             ulimits: Some(ulimits),
             init: Some(false),
             ipc_mode: Some("private".to_owned()),
+            // Output reaches the runtime through the attach stream only: an
+            // engine log would keep every byte on the host's disk.
+            log_config: Some(HostConfigLogConfig {
+                typ: Some("none".to_owned()),
+                config: None,
+            }),
             ..Default::default()
         };
         let (program, args) = &prepared.inner;
         // `sh` is the container's PID 1 and the command its child: the
         // kernel shields a PID 1 from its own signals, and a command must
         // be able to `kill -9 $$` itself as it can elsewhere. `; exit $?`
-        // keeps `sh` from replacing itself with the command.
-        let script = if stdin {
-            "\"$@\" < \"$0\"; exit $?"
-        } else {
-            "\"$@\"; exit $?"
-        };
-        let mut cmd = Vec::with_capacity(args.len() + 5);
-        cmd.extend(["/bin/sh".to_owned(), "-c".to_owned(), script.to_owned()]);
+        // keeps `sh` from replacing itself with the command. A background
+        // `sleep` kills everything (C6) should the runtime be gone before
+        // the run's deadline; normally the runtime kills first.
+        // The exit code goes into a file of the run folder too: the
+        // runtime reads it when the output ends, without waiting for the
+        // engine to notice the exit (Podman answers a `wait` up to a second
+        // late). A command can only make it lie about its own exit code.
+        let deadline = (timeout + SELF_KILL_GRACE).as_secs();
+        let script = format!(
+            "i=$1; shift; (sleep {deadline}; kill -9 -1) >/dev/null 2>&1 & \
+             if [ \"$i\" = - ]; then \"$@\"; else \"$@\" < \"$i\"; fi; \
+             c=$?; echo \"$c\" > \"$0\"; exit \"$c\""
+        );
+        let run_dir = ws_root.join(&prepared.run_dir);
+        let mut cmd = Vec::with_capacity(args.len() + 3);
+        cmd.push(run_dir.join(STATUS_FILE).display().to_string());
         cmd.push(if stdin {
             // The request's standard input, from the file the runtime wrote.
-            ws_root
-                .join(&prepared.run_dir)
-                .join(STDIN_FILE)
-                .display()
-                .to_string()
+            run_dir.join(STDIN_FILE).display().to_string()
         } else {
-            "sh".to_owned()
+            "-".to_owned()
         });
         cmd.push(program.display().to_string());
         for a in args {
@@ -425,8 +497,10 @@ impl Containers {
             image: Some(self.image.clone()),
             user: Some(format!("{}:{}", self.user.0, self.user.1)),
             hostname: Some(HOSTNAME.to_owned()),
+            // The whole command line is set (an image's own entry point
+            // never runs).
+            entrypoint: Some(vec!["/bin/sh".to_owned(), "-c".to_owned(), script]),
             cmd: Some(cmd),
-            entrypoint: Some(Vec::new()),
             env: Some(
                 prepared
                     .env
@@ -449,8 +523,7 @@ impl Containers {
     /// `timeout`.
     pub(crate) async fn run(
         &self,
-        session: &str,
-        ws_root: &Path,
+        ws: &Arc<Ws>,
         prepared: &Prepared,
         stdin: bool,
         timeout: Duration,
@@ -462,22 +535,29 @@ impl Containers {
                 format!("container engine at {}: {what}: {e}", self.host),
             )
         };
+        let (session, ws_root) = (ws.session_id.as_str(), ws.root.as_path());
         let root = ws_root.to_path_buf();
         let mounts = crate::fsutil::blocking(move || checked_mounts(&root)).await?;
-        let body = self.create_body(session, ws_root, prepared, stdin, mounts)?;
-        let created = self
-            .docker
-            .create_container(None, body)
+        let body = self.create_body(session, ws_root, prepared, stdin, timeout, mounts)?;
+        // Named before it exists, so that it is removed whatever happens
+        // from here on, also when this future is dropped while the engine
+        // creates it.
+        let name = format!(
+            "skills-{}-{}",
+            self.instance,
+            self.runs.fetch_add(1, Ordering::Relaxed)
+        );
+        let mut guard = RemoveOnDrop {
+            docker: Some(self.docker.clone()),
+            id: name.clone(),
+        };
+        let create = CreateContainerOptionsBuilder::default().name(&name).build();
+        self.docker
+            .create_container(Some(create), body)
             .instrument(tracing::info_span!("workspace.container.create", image = %self.image))
             .await
             .map_err(|e| engine_err("creating the container", e))?;
-        let id = created.id;
-        // From here on the container is removed whatever happens, also
-        // when this future is dropped.
-        let mut guard = RemoveOnDrop {
-            docker: Some(self.docker.clone()),
-            id: id.clone(),
-        };
+        let id = name;
         let attach = self
             .docker
             .attach_container(
@@ -491,6 +571,7 @@ impl Containers {
                         .build(),
                 ),
             )
+            .instrument(tracing::info_span!("workspace.container.attach", id = %short(&id)))
             .await
             .map_err(|e| engine_err("attaching to the container", e))?;
         let started = Instant::now();
@@ -519,7 +600,14 @@ impl Containers {
         let mut warnings = Vec::new();
         let ran = tokio::time::timeout(timeout, async {
             read.await;
-            self.exit_code(&id, &mut warnings).await
+            let (code, oom) = match self.status_file(ws, &prepared.run_dir).await {
+                Some(code) => (Some(code), false),
+                None => self.exit_code(&id, &mut warnings).await,
+            };
+            if let Some(note) = self.memory_note(code, oom) {
+                warnings.push(note);
+            }
+            code
         })
         .await;
         let (exit_code, timed_out) = match ran {
@@ -536,11 +624,14 @@ impl Containers {
             }
         };
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        remove(&self.docker, &id)
+        if remove(&self.docker, &id)
             .instrument(tracing::info_span!("workspace.container.remove", id = %short(&id)))
-            .await;
-        // Removed: nothing left for the guard.
-        guard.docker = None;
+            .await
+        {
+            // Removed: nothing left for the guard (which tries again
+            // otherwise).
+            guard.docker = None;
+        }
         let (stdout, stdout_cut) = out.into_text();
         let (stderr, stderr_cut) = err.into_text();
         Ok(Outcome {
@@ -555,13 +646,95 @@ impl Containers {
         })
     }
 
-    /// The container's exit code once it has stopped (its output ended),
-    /// with a warning when the engine says it ran out of memory.
-    async fn exit_code(&self, id: &str, warnings: &mut Vec<String>) -> Option<i32> {
+    /// The exit code `sh` wrote into the run folder, read beneath the
+    /// workspace (H3); `None` when there is none to read.
+    async fn status_file(&self, ws: &Arc<Ws>, run_dir: &str) -> Option<i32> {
+        let (w, run_dir, owner) = (Arc::clone(ws), run_dir.to_owned(), self.user.0);
+        crate::fsutil::blocking(move || {
+            let read = w
+                .dir
+                .walk(&run_dir)
+                .and_then(|d| d.read_beneath(STATUS_FILE, 16, &[owner]));
+            Ok(match read {
+                Ok(crate::fsutil::Opened::File { bytes, .. }) => std::str::from_utf8(&bytes)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok()),
+                _ => None,
+            })
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
+    /// The container's exit code once it has stopped (its output ended,
+    /// and `sh` left no status file), and whether the engine says it ran
+    /// out of memory.
+    async fn exit_code(&self, id: &str, warnings: &mut Vec<String>) -> (Option<i32>, bool) {
+        // The output ended: the container has normally stopped already,
+        // and one look says so (an engine's `wait` may poll: Podman 4.3
+        // answers it 0.25 to 1 s late). Else wait for it.
+        let state = self
+            .docker
+            .inspect_container(id, None)
+            .instrument(tracing::info_span!("workspace.container.inspect", id = %short(id)))
+            .await
+            .ok()
+            .and_then(|info| info.state);
+        let stopped = state.as_ref().filter(|s| {
+            s.running == Some(false) && s.status != Some(ContainerStateStatusEnum::CREATED)
+        });
+        let mut oom = stopped.and_then(|s| s.oom_killed) == Some(true);
+        let code = match stopped.and_then(|s| s.exit_code) {
+            Some(code) => Some(code),
+            None => self.wait_exit(id, warnings).await,
+        };
+        if code.is_some_and(|c| c != 0) && stopped.is_none() {
+            oom = self
+                .docker
+                .inspect_container(id, None)
+                .await
+                .ok()
+                .and_then(|info| info.state.and_then(|s| s.oom_killed))
+                == Some(true);
+        }
+        (code.map(|c| i32::try_from(c).unwrap_or(i32::MAX)), oom)
+    }
+
+    /// The warning a run gets when it was, or may have been, killed for
+    /// passing its memory limit: `oom` when the engine says so, else a
+    /// `SIGKILL` (137) under a memory limit (the engine reports an
+    /// out-of-memory kill only for the container's first process).
+    fn memory_note(&self, code: Option<i32>, oom: bool) -> Option<String> {
+        let limit = self.limits.max_memory?;
+        if oom {
+            Some(format!(
+                "the run was killed for passing its memory limit ({limit} bytes)"
+            ))
+        } else if code == Some(137) {
+            Some(format!(
+                "a process of the run was killed (SIGKILL); if nothing else killed it, it \
+                 passed the run's memory limit ({limit} bytes)"
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// The exit code from the engine's `wait`, once the container stopped.
+    async fn wait_exit(&self, id: &str, warnings: &mut Vec<String>) -> Option<i64> {
         let wait = WaitContainerOptionsBuilder::default()
             .condition("not-running")
             .build();
-        let code = match self.docker.wait_container(id, Some(wait)).next().await {
+        // The engine's answer comes when the container stops: no request
+        // timeout (the run's own covers it).
+        let waiter = self.docker.clone().with_timeout(WAIT_TIMEOUT);
+        match waiter
+            .wait_container(id, Some(wait))
+            .next()
+            .instrument(tracing::info_span!("workspace.container.wait", id = %short(id)))
+            .await
+        {
             Some(Ok(r)) => Some(r.status_code),
             Some(Err(bollard::errors::Error::DockerContainerWaitError { code, .. })) => Some(code),
             Some(Err(e)) => {
@@ -569,30 +742,7 @@ impl Containers {
                 None
             }
             None => None,
-        };
-        if let (Some(code), Some(limit)) = (code, self.limits.max_memory) {
-            let oom = code != 0
-                && self
-                    .docker
-                    .inspect_container(id, None)
-                    .await
-                    .ok()
-                    .and_then(|info| info.state.and_then(|s| s.oom_killed))
-                    == Some(true);
-            if oom {
-                warnings.push(format!(
-                    "the run was killed for passing its memory limit ({limit} bytes)"
-                ));
-            } else if code == 137 {
-                // The engine reports an out-of-memory kill only for the
-                // container's first process; a command's is a SIGKILL.
-                warnings.push(format!(
-                    "a process of the run was killed (SIGKILL); if nothing else killed it, it \
-                     passed the run's memory limit ({limit} bytes)"
-                ));
-            }
         }
-        code.map(|c| i32::try_from(c).unwrap_or(i32::MAX))
     }
 }
 
@@ -626,10 +776,17 @@ fn checked_mounts(ws_root: &Path) -> WorkspaceResult<Vec<Mount>> {
         ..Default::default()
     };
     let mut mounts = vec![bind(ws_root, false), bind(&skills, true)];
-    // `venvs` lists real folders only (`symlink_metadata`), inside the
-    // read-only `skills/`, which no command can change.
+    // Inside the read-only `skills/`, which no command can change; each
+    // step checked all the same: the skill's folder and its `.venv/` are
+    // real folders.
     for (venv, _) in crate::supervisor::venvs(ws_root) {
-        mounts.push(bind(&venv, false));
+        let skill_dir_real = venv
+            .parent()
+            .and_then(|d| std::fs::symlink_metadata(d).ok())
+            .is_some_and(|m| m.is_dir());
+        if skill_dir_real {
+            mounts.push(bind(&venv, false));
+        }
     }
     Ok(mounts)
 }
@@ -639,14 +796,22 @@ fn short(id: &str) -> &str {
     id.get(..12).unwrap_or(id)
 }
 
-/// Force-removes a container (killing what still runs in it).
-async fn remove(docker: &Docker, id: &str) {
+/// Force-removes a container (killing what still runs in it); `true` when
+/// it is gone (removed, or never created).
+async fn remove(docker: &Docker, id: &str) -> bool {
     let opts = RemoveContainerOptionsBuilder::default()
         .force(true)
         .v(true)
         .build();
-    if let Err(e) = docker.remove_container(id, Some(opts)).await {
-        tracing::warn!("removing container {}: {e}", short(id));
+    match docker.remove_container(id, Some(opts)).await {
+        Ok(()) => true,
+        Err(bollard::errors::Error::DockerResponseServerError {
+            status_code: 404, ..
+        }) => true,
+        Err(e) => {
+            tracing::warn!("removing container {}: {e}", short(id));
+            false
+        }
     }
 }
 
@@ -662,7 +827,14 @@ impl Drop for RemoveOnDrop {
             && let Ok(handle) = tokio::runtime::Handle::try_current()
         {
             let id = std::mem::take(&mut self.id);
-            drop(handle.spawn(async move { remove(&docker, &id).await }));
+            drop(handle.spawn(async move {
+                // Once more after a while when the engine was still
+                // creating it.
+                if !remove(&docker, &id).await {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    remove(&docker, &id).await;
+                }
+            }));
         }
     }
 }

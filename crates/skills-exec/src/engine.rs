@@ -859,6 +859,18 @@ impl Engine {
         timeout: Duration,
     ) -> WorkspaceResult<Outcome> {
         if let Some(text) = stdin {
+            // Within the disk cap (H7), like every file the runtime writes.
+            if text.len() as u64 > prepared.file_size_limit {
+                return Err(WorkspaceError::new(
+                    WorkspaceErrorKind::LimitExceeded,
+                    format!(
+                        "standard input of {} bytes does not fit in what is left of the \
+                         workspace's disk cap ({} bytes)",
+                        text.len(),
+                        prepared.file_size_limit
+                    ),
+                ));
+            }
             let (w, run_dir, text) = (Arc::clone(ws), prepared.run_dir.clone(), text.to_owned());
             blocking(move || {
                 w.dir
@@ -869,16 +881,26 @@ impl Engine {
             })
             .await?;
         }
-        containers
-            .run(
-                &ws.session_id,
-                &ws.root,
-                prepared,
-                stdin.is_some(),
-                timeout,
-                self.cfg.output_cap,
-            )
-            .await
+        let outcome = containers
+            .run(ws, prepared, stdin.is_some(), timeout, self.cfg.output_cap)
+            .await;
+        // Gone with the run: the next run of the session must not read
+        // them, and the run folder can be used again.
+        let (w, run_dir) = (Arc::clone(ws), prepared.run_dir.clone());
+        let removed = blocking(move || {
+            let dir = w
+                .dir
+                .walk(&run_dir)
+                .map_err(|e| crate::fsutil::walk_error("run folder", e))?;
+            dir.remove(crate::container::STDIN_FILE);
+            dir.remove(crate::container::STATUS_FILE);
+            Ok(())
+        })
+        .await;
+        if let Err(e) = removed {
+            tracing::warn!("removing the run's own files: {e}");
+        }
+        outcome
     }
 
     /// What a local command gets between `fork` and `exec`: no inherited
@@ -1139,6 +1161,10 @@ impl Engine {
                 #[cfg(unix)]
                 if let Some(s) = lock(&ws.supervisor).take() {
                     s.kill();
+                }
+                #[cfg(feature = "container")]
+                if let Launcher::Container(c) = &self.cfg.launcher {
+                    c.remove_session(session_id).await;
                 }
                 let w = Arc::clone(ws);
                 blocking(move || {

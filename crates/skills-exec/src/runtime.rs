@@ -160,7 +160,10 @@ impl RuntimeBuilder {
         // Created private, or refused when another user could change it
         // (threat model H1); traversable by the sandbox's user when it has
         // one (it must reach its session folder to mount it).
-        let (root, root_dir) = crate::root::prepare_root(&self.root, sandbox_owner.is_some())?;
+        // Only `bwrap`, started as the sandbox user, opens the session
+        // folders by path; a container engine mounts them as root.
+        let traversable = sandbox_owner.is_some() && matches!(launcher, Launcher::Sandbox(_));
+        let (root, root_dir) = crate::root::prepare_root(&self.root, traversable)?;
         let host_input_roots = self
             .host_input_roots
             .iter()

@@ -247,6 +247,34 @@ async fn dropped_run_removes_its_container() {
     assert_eq!(r.stdout, "next\n", "{r:?}");
 }
 
+/// Cleaning a session up ends its runs still going: their containers are
+/// removed, their processes gone.
+#[tokio::test(flavor = "multi_thread")]
+async fn cleanup_removes_the_running_containers_of_the_session() {
+    let (_dir, rt) = staged("cu").await;
+    let rt = Arc::new(rt);
+    let token = "4795";
+    let running = {
+        let rt = Arc::clone(&rt);
+        tokio::spawn(async move {
+            rt.run(
+                &sid("s"),
+                &RunRequest::new("cu", format!("sleep {token}1 & sleep {token}2")).timeout_secs(60),
+            )
+            .await
+        })
+    };
+    assert!(wait_for_processes(&format!("sleep {token}2"), 1).await >= 1);
+    rt.cleanup(&sid("s")).await.unwrap();
+    assert_eq!(
+        left_after(&format!("sleep {token}"), Duration::from_secs(5)).await,
+        Vec::<String>::new()
+    );
+    // The run answers (its container is gone), without hanging.
+    let answered = tokio::time::timeout(Duration::from_secs(10), running).await;
+    assert!(answered.is_ok(), "the run did not end after cleanup");
+}
+
 /// Output longer than the cap, binary output, standard input, a `cwd`,
 /// exit codes, the environment.
 #[tokio::test(flavor = "multi_thread")]
@@ -280,6 +308,14 @@ async fn output_input_exit_codes_and_environment() {
         r.stdout.starts_with("fed\n") && r.stdout.trim_end().ends_with("scripts/lib"),
         "{r:?}"
     );
+    // The standard input file went with its run.
+    let r = run(
+        &rt,
+        "s",
+        RunRequest::new("io", "find $WORKSPACE_DIR/runs -name .stdin | wc -l"),
+    )
+    .await;
+    assert_eq!(r.stdout.trim(), "0", "{r:?}");
     let r = run(&rt, "s", RunRequest::new("io", "kill -9 $$")).await;
     assert_eq!(r.exit_code, Some(137), "{r:?}");
     let r = run(&rt, "s", RunRequest::new("io", "exec /nonexistent")).await;
@@ -413,6 +449,13 @@ async fn a_missing_engine_or_image_says_how_to_fix_it() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), WorkspaceErrorKind::InvalidRequest, "{e}");
+    // An engine on another host would mount its own folders, not ours.
+    let e = ContainerRuntime::builder(dir.path().join("d"))
+        .build_container(ContainerOptions::new().host("tcp://127.0.0.1:2375"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), WorkspaceErrorKind::InvalidRequest, "{e}");
+    assert!(e.to_string().contains("unix://"), "{e}");
 }
 
 /// Sessions run at once, each in its own containers.
