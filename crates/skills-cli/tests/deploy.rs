@@ -442,25 +442,28 @@ impl Haproxy {
             config = config
                 .lines()
                 .filter(|line| !line.trim_start().starts_with("stick "))
-                .collect::<Vec<_>>()
-                .join("\n");
+                .map(|line| format!("{line}\n"))
+                .collect();
         }
-        let path = dir.join(if sticky { "sticky.cfg" } else { "loose.cfg" });
+        let name = if sticky { "sticky" } else { "loose" };
+        let path = dir.join(format!("{name}.cfg"));
         std::fs::write(&path, config).unwrap();
+        let log = dir.join(format!("{name}.log"));
         let child = Command::new(haproxy())
             .arg("-db")
             .arg("-f")
             .arg(&path)
             .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
             .unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(
                 Instant::now() < deadline,
-                "haproxy never listened on {port}"
+                "haproxy never listened on {port}: {}",
+                std::fs::read_to_string(&log).unwrap_or_default()
             );
             std::thread::sleep(Duration::from_millis(50));
         }
