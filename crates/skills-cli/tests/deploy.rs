@@ -498,9 +498,10 @@ fn deploy_client(url: &str, token: &str, mode: &str, sessions: u32) -> Result<Va
 }
 
 /// Every session of `summary` listed the fixture's skills, ran its commands
-/// in a container (another host name, not root, without the host's
-/// `/etc/os-release`), and found its file again when `kept` (one workspace
-/// per session) or not (2026-07-28: a fresh workspace per call).
+/// in a container (the runtime's host name, not the host's; not root; no
+/// `/etc/os-release` of the host), and found its file again when `kept`
+/// (one workspace per session) or not (2026-07-28: a fresh workspace per
+/// call).
 fn check_sessions(summary: &Value, protocol: &str, kept: bool) {
     let host = summary["host"].as_str().unwrap();
     let sessions = summary["sessions"].as_array().unwrap();
@@ -510,6 +511,7 @@ fn check_sessions(summary: &Value, protocol: &str, kept: bool) {
         assert_eq!(session["skills"], serde_json::json!(["charts", "notes"]));
         let where_ = &session["where"];
         assert_ne!(where_["host"], host, "ran on the host: {session}");
+        assert_eq!(where_["host"], skills_exec::CONTAINER_HOSTNAME, "{session}");
         assert_ne!(where_["uid"], "0", "ran as root: {session}");
         assert_eq!(
             where_["os-release"], "no",
