@@ -233,6 +233,99 @@ fn a_broken_compose_file_is_rejected() {
     assert!(!output.status.success(), "{}", text(&output));
 }
 
+/// The entry of the list `list` (of a manifest) whose `name` is `name`.
+fn named<'a>(list: &'a Value, name: &str) -> Option<&'a Value> {
+    list.as_array()?.iter().find(|entry| entry["name"] == name)
+}
+
+/// The mount path of volume `name` in `container`, if mounted there.
+fn mount_path<'a>(container: &'a Value, name: &str) -> Option<&'a str> {
+    named(&container["volumeMounts"], name)?["mountPath"].as_str()
+}
+
+/// The value of the variable `name` in `container`'s `env`.
+fn env_value<'a>(container: &'a Value, name: &str) -> Option<&'a str> {
+    named(&container["env"], name)?["value"].as_str()
+}
+
+/// What the schemas cannot see in the Deployment: the server runs what the
+/// compose file runs; the engine is a native sidecar; the socket's folder
+/// and the workspace folder (`TMPDIR`) are the same volumes at the same
+/// paths in the server and the engine (the engine bind-mounts a workspace
+/// by its path); the token comes from the Secret.
+#[test]
+fn the_kubernetes_pod_shares_the_socket_and_the_workspace_paths() {
+    let deployment = yaml_documents(&deploy_dir().join("k8s/deployment.yaml"))
+        .pop()
+        .unwrap();
+    let pod = &deployment["spec"]["template"]["spec"];
+    let mcp = &pod["containers"][0];
+    assert_eq!(mcp["name"], "mcp");
+    let engine = named(&pod["initContainers"], "engine").expect("an engine init container");
+    assert_eq!(engine["restartPolicy"], "Always", "a native sidecar");
+
+    let compose = yaml_documents(&deploy_dir().join("compose.yaml"))
+        .pop()
+        .unwrap();
+    let command = &compose["services"]["mcp-1"]["command"];
+    let args = mcp["args"].as_array().unwrap();
+    assert_eq!(
+        args[..],
+        command.as_array().unwrap()[..args.len()],
+        "the Deployment runs what compose.yaml runs"
+    );
+
+    let socket = env_value(mcp, "DOCKER_HOST")
+        .unwrap()
+        .trim_start_matches("unix://");
+    let socket_dir = Path::new(socket).parent().unwrap().to_str().unwrap();
+    assert_eq!(mount_path(mcp, "engine-socket"), Some(socket_dir));
+    assert_eq!(mount_path(engine, "engine-socket"), Some(socket_dir));
+    assert!(
+        engine["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == &format!("unix://{socket}")),
+        "the engine serves {socket}"
+    );
+    let tmpdir = env_value(mcp, "TMPDIR").unwrap();
+    assert_eq!(mount_path(mcp, "workspaces"), Some(tmpdir));
+    assert_eq!(mount_path(engine, "workspaces"), Some(tmpdir));
+
+    let token = named(&mcp["env"], "SKILLS_MCP_TOKEN").unwrap();
+    assert_eq!(
+        token["valueFrom"]["secretKeyRef"]["name"],
+        "skills-mcp-token"
+    );
+}
+
+/// The compose file's load balancer runs `deploy/haproxy.cfg` (the file the
+/// compose test runs) and starts after every replica it names.
+#[test]
+fn the_compose_load_balancer_runs_the_tested_haproxy_cfg() {
+    let compose = yaml_documents(&deploy_dir().join("compose.yaml"))
+        .pop()
+        .unwrap();
+    let lb = &compose["services"]["lb"];
+    let volumes = lb["volumes"].as_array().unwrap();
+    assert!(
+        volumes.iter().any(|v| v
+            .as_str()
+            .unwrap()
+            .starts_with("./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg")),
+        "{volumes:?}"
+    );
+    let config = std::fs::read_to_string(deploy_dir().join("haproxy.cfg")).unwrap();
+    for replica in lb["depends_on"].as_array().unwrap() {
+        let name = replica.as_str().unwrap();
+        assert!(
+            config.contains(&format!("server {name} {name}:8700")),
+            "haproxy.cfg has no server for {name}"
+        );
+    }
+}
+
 /// The HAProxy configuration the Kubernetes ConfigMap carries, in a file.
 fn kubernetes_haproxy_cfg(dir: &Path) -> PathBuf {
     let docs = yaml_documents(&deploy_dir().join("k8s/haproxy.yaml"));
