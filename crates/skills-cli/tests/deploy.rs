@@ -5,7 +5,8 @@
 //!   `deploy/compose.yaml` against the compose specification's schema (PyPI
 //!   `check-jsonschema`, its bundled `vendor.compose-spec`), both HAProxy
 //!   configurations with `haproxy -c`; a broken copy of each is rejected, so
-//!   these checks can fail;
+//!   these checks can fail; and what the schemas cannot see: the paths the
+//!   pod's server and engine must share, the compose load balancer's file;
 //! * the compose file run for real: its `skills mcp --http … --run
 //!   container` services started as processes on 127.0.0.1 with the command
 //!   lines and environment read from `compose.yaml`, against the Podman
