@@ -17,25 +17,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::mcp_support::{
-    HttpServer, NESTED_URIS, add_unlistable_skill, fixture, nested_fixture, skills, workspace_root,
+    HttpServer, NESTED_URIS, add_unlistable_skill, client_python, fixture, nested_fixture,
+    ping_status, skills,
 };
 use serde_json::Value;
-
-/// The Python with the MCP SDK. Panics, with the command that installs it,
-/// when it is missing: a client test that cannot run its client fails.
-fn client_python() -> PathBuf {
-    let python = std::env::var_os("SKILLS_MCP_PYTHON")
-        .filter(|p| !p.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/mcp-client-venv/bin/python"));
-    assert!(
-        python.exists(),
-        "no Python with the MCP SDK at {}: run `bash .ci/install-mcp-client` (creates \
-         target/mcp-client-venv) or point SKILLS_MCP_PYTHON at a Python with mcp==2.3.0",
-        python.display()
-    );
-    python
-}
 
 fn client_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_clients/skills_client.py")
@@ -217,26 +202,7 @@ fn python_client_with_a_wrong_token_is_refused() {
     // The SDK reports only "Server returned an error response".
     assert!(!output.status.success());
     // The status itself, on a raw request.
-    let status = |auth: &str| {
-        use std::io::{Read as _, Write as _};
-        let addr = server
-            .url
-            .trim_start_matches("http://")
-            .trim_end_matches("/mcp");
-        let mut stream = std::net::TcpStream::connect(addr).unwrap();
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        write!(
-            stream,
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
-             Connection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut response = String::new();
-        let _ = stream.read_to_string(&mut response);
-        response.lines().next().unwrap_or_default().to_owned()
-    };
+    let status = |auth: &str| ping_status(&server.url, auth);
     assert!(status("").contains(" 401 "));
     assert!(status("Authorization: Bearer wrong\r\n").contains(" 401 "));
     assert!(!status("Authorization: Bearer t0ken\r\n").contains(" 401 "));

@@ -8,6 +8,7 @@ mod support;
 
 mod agent;
 mod cli;
+mod deploy;
 mod inspector;
 mod mcp;
 mod parity;

@@ -8,6 +8,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use skills_testkit::fixture::{Library, SkillDir};
 
@@ -17,6 +18,30 @@ pub(crate) const PNG: &[u8] =
 
 pub(crate) fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The path in the environment variable `var` when it is set and not
+/// empty, else `default`.
+pub(crate) fn env_path(var: &str, default: PathBuf) -> PathBuf {
+    std::env::var_os(var)
+        .filter(|p| !p.is_empty())
+        .map_or(default, PathBuf::from)
+}
+
+/// The Python with the MCP SDK. Panics, with the command that installs it,
+/// when it is missing: a client test that cannot run its client fails.
+pub(crate) fn client_python() -> PathBuf {
+    let python = env_path(
+        "SKILLS_MCP_PYTHON",
+        workspace_root().join("target/mcp-client-venv/bin/python"),
+    );
+    assert!(
+        python.exists(),
+        "no Python with the MCP SDK at {}: run `bash .ci/install-mcp-client` (creates \
+         target/mcp-client-venv) or point SKILLS_MCP_PYTHON at a Python with mcp==2.3.0",
+        python.display()
+    );
+    python
 }
 
 /// The `skills` binary under test.
@@ -100,11 +125,34 @@ pub(crate) fn add_unlistable_skill(root: &Path) -> String {
     long
 }
 
+/// The status line of the answer to a raw `ping` POSTed to `url`
+/// (`http://HOST:PORT/mcp`) with the header lines `auth` (empty, or
+/// `Authorization: Bearer …\r\n`): `HTTP/1.1 401 Unauthorized` and the like.
+pub(crate) fn ping_status(url: &str, auth: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let addr = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response.lines().next().unwrap_or_default().to_owned()
+}
+
 /// `skills mcp --http 127.0.0.1:0` (with a token when given); killed on drop.
 pub(crate) struct HttpServer {
     child: Child,
     /// `http://127.0.0.1:PORT/mcp`, as the server printed it.
     pub(crate) url: String,
+    /// What the server wrote on standard error, read by a thread.
+    stderr: Arc<Mutex<String>>,
 }
 
 impl HttpServer {
@@ -113,23 +161,62 @@ impl HttpServer {
         command
             .args(["mcp", "--http", "127.0.0.1:0"])
             .arg(root)
-            .env_remove("SKILLS_MCP_TOKEN")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+            .env_remove("SKILLS_MCP_TOKEN");
         if let Some(token) = token {
             command.env("SKILLS_MCP_TOKEN", token);
         }
+        Self::spawn(command)
+    }
+
+    /// Spawns `command`, a `skills mcp --http …`, and waits for the line
+    /// that names its URL (`skills mcp: listening on http://…/mcp`); the
+    /// rest of its standard error is kept for [`HttpServer::stderr`].
+    pub(crate) fn spawn(mut command: Command) -> Self {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
         let mut child = command.spawn().unwrap();
         let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_else(|| panic!("no URL in {line:?}"))
-            .to_owned();
-        Self { child, url }
+        let mut seen = String::new();
+        let url = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).unwrap() == 0 {
+                let status = child.wait().unwrap();
+                panic!("`{command:?}` ended ({status}) before listening:\n{seen}");
+            }
+            seen.push_str(&line);
+            if line.contains("listening on") {
+                break line
+                    .split_whitespace()
+                    .find(|w| w.starts_with("http://"))
+                    .unwrap_or_else(|| panic!("no URL in {line:?}"))
+                    .to_owned();
+            }
+        };
+        let kept = Arc::new(Mutex::new(seen));
+        let sink = Arc::clone(&kept);
+        std::thread::spawn(move || {
+            for line in stderr.lines() {
+                let Ok(line) = line else { return };
+                let mut text = sink.lock().unwrap_or_else(PoisonError::into_inner);
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        Self {
+            child,
+            url,
+            stderr: kept,
+        }
+    }
+
+    /// Everything the server wrote on standard error so far.
+    pub(crate) fn stderr(&self) -> String {
+        self.stderr
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
