@@ -258,8 +258,10 @@ impl RuntimeBuilder {
 /// service (Docker, or Podman's), the workspace on this host bind-mounted
 /// (see docs/exec.md, "The container runtime"). Built with
 /// [`RuntimeBuilder::build_container`]. Interactive sessions are not
-/// offered (their methods answer
-/// [`Unsupported`](skills_workspace::WorkspaceErrorKind::Unsupported)).
+/// offered: `start_exec` answers
+/// [`Unsupported`](skills_workspace::WorkspaceErrorKind::Unsupported), so
+/// the other exec methods find no session
+/// ([`NotFound`](skills_workspace::WorkspaceErrorKind::NotFound)).
 #[cfg(feature = "container")]
 #[derive(Debug, Clone)]
 pub struct ContainerRuntime {
