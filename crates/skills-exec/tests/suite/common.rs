@@ -3,7 +3,9 @@ use std::sync::Arc;
 
 use skills_exec::{CommandPolicy, LocalRuntime, RuntimeBuilder, SandboxRuntime};
 use skills_testkit::fixture::SkillDir;
-use skills_workspace::{RunRequest, RunResult, SessionId, SkillSource, WorkspaceRuntime};
+use skills_workspace::{
+    RunRequest, RunResult, SessionId, SkillSource, WorkspaceErrorKind, WorkspaceRuntime,
+};
 
 /// The example skills (or `$SKILLS_EXAMPLES_DIR`, where `.ci/exec-as-user`
 /// put a copy a normal user can read).
@@ -228,4 +230,176 @@ pub(crate) fn container_runtime_blocking(
     tokio::task::block_in_place(|| {
         tokio::runtime::Handle::current().block_on(container_runtime(dir, configure))
     })
+}
+
+/// The escape suite every confining runtime passes (threat model S1 to
+/// S9, C1 to C8), against `rt` (its root `root`, `skill` staged in session
+/// `s`): no network, no host home, no host `/tmp`,
+/// no write to the examples, the skill or `/usr`, no capability, the
+/// runtime's host name `hostname`, links out of `out/` refused, `cwd`
+/// traversal refused, another session's files out of sight. `extra` is
+/// added to the probing command and `extra_bad` to the markers it must not
+/// print; returns the probing run's result for more checks.
+pub(crate) async fn escape_suite(
+    rt: &dyn WorkspaceRuntime,
+    root: &Path,
+    skill: &SkillSource,
+    hostname: &str,
+    extra: &str,
+    extra_bad: &[&str],
+) -> RunResult {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    // Names of their own: the suites of several runtimes run at once.
+    static SUITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = SUITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let host_tmp = std::env::temp_dir().join(format!("skills-escape-{}-{n}", std::process::id()));
+    let skills_root = examples_dir();
+    // A file in the real home folder, so "home is hidden" cannot pass on an
+    // empty home.
+    let home_probe =
+        std::path::Path::new(&home).join(format!(".skills-exec-probe-{}-{n}", std::process::id()));
+    std::fs::write(&home_probe, "secret").unwrap();
+    struct Remove(std::path::PathBuf);
+    impl Drop for Remove {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+    let _remove = Remove(home_probe.clone());
+    let cmd = format!(
+        "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OK; \
+         (echo x > {home}/skills-escape-test) 2>/dev/null && echo HOME-WRITE-OK; \
+         (echo x > {tmp}) 2>/dev/null; \
+         (echo x > {skills}/escape.txt) 2>/dev/null && echo SKILLS-WRITE-OK; \
+         (echo x > skills-md-probe; echo x >> SKILL.md) 2>/dev/null && echo SKILL-WRITE-OK; \
+         ls -A {home} 2>/dev/null | head -3 | sed 's/^/HOME-ENTRY:/'; cat {probe} 2>/dev/null; \
+         (echo x > /usr/escape) 2>/dev/null && echo USR-WRITE-OK; \
+         grep CapEff /proc/self/status; hostname; echo pid=$$; \
+         ln -s /etc/passwd $OUTPUT_DIR/passwd.txt; ln -s {home} $OUTPUT_DIR/home; ln -s ../../.. $OUTPUT_DIR/up; \
+         {extra} echo done",
+        tmp = host_tmp.display(),
+        probe = home_probe.display(),
+        skills = skills_root.display(),
+    );
+    let r = run(
+        rt,
+        "s",
+        RunRequest::new("esc", cmd)
+            .output_file("out/**")
+            .output_file("out/*.txt"),
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    for bad in [
+        "NET-OK",
+        "HOME-WRITE-OK",
+        "SKILLS-WRITE-OK",
+        "SKILL-WRITE-OK",
+        "USR-WRITE-OK",
+        "HOME-ENTRY:",
+    ]
+    .iter()
+    .chain(extra_bad)
+    {
+        assert!(!r.stdout.contains(bad), "{bad} in {}", r.stdout);
+    }
+    assert!(
+        r.stdout.contains("CapEff:\t0000000000000000"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains(hostname), "{}", r.stdout);
+    assert!(!std::path::Path::new(&format!("{home}/skills-escape-test")).exists());
+    assert!(!host_tmp.exists(), "the command wrote to the host's /tmp");
+    assert!(!skills_root.join("escape.txt").exists());
+    // The listener got nothing.
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_err());
+    // Links created inside pointing out are refused, not read.
+    assert!(
+        r.output_files.iter().all(|f| !f.name.contains("passwd")),
+        "{:?}",
+        r.output_files
+    );
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("refused `out/passwd.txt`")),
+        "{:?}",
+        r.warnings
+    );
+    assert_eq!(
+        rt.read_file(&sid("s"), "out/passwd.txt", 100)
+            .await
+            .unwrap_err()
+            .kind(),
+        WorkspaceErrorKind::PathEscape
+    );
+    // cwd traversal.
+    let e = rt
+        .run(&sid("s"), &RunRequest::new("esc", "pwd").cwd("../../.."))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
+    // Another session's workspace is not visible.
+    rt.stage_skill(&sid("other"), skill).await.unwrap();
+    run(
+        rt,
+        "other",
+        RunRequest::new("esc", "echo secret > $OUTPUT_DIR/secret.txt"),
+    )
+    .await;
+    let other = root.join("other/out/secret.txt");
+    assert!(other.exists());
+    let hidden = run(
+        rt,
+        "s",
+        RunRequest::new(
+            "esc",
+            format!("cat {} || echo not-visible", other.display()),
+        ),
+    )
+    .await;
+    assert!(hidden.stdout.contains("not-visible"), "{hidden:?}");
+    r
+}
+
+/// Output that is binary garbage or longer than the cap, standard input,
+/// a `cwd` and exit codes (a signal: 137; not found: 127), through `rt`,
+/// with a skill named `io` staged in session `s`.
+pub(crate) async fn output_input_and_exit_codes_in(rt: &dyn WorkspaceRuntime) {
+    let r = run(
+        rt,
+        "s",
+        RunRequest::new(
+            "io",
+            "head -c 300000 /dev/urandom; head -c 100 /dev/urandom >&2; exit 3",
+        ),
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(3), "{r:?}");
+    assert!(
+        r.warnings.iter().any(|w| w.contains("stdout was longer")),
+        "{:?}",
+        r.warnings
+    );
+    let r = run(
+        rt,
+        "s",
+        RunRequest::new("io", "cat; pwd")
+            .stdin("fed\n")
+            .cwd("scripts/lib"),
+    )
+    .await;
+    assert_eq!(r.exit_code, Some(0), "{r:?}");
+    assert!(
+        r.stdout.starts_with("fed\n") && r.stdout.trim_end().ends_with("scripts/lib"),
+        "{r:?}"
+    );
+    let r = run(rt, "s", RunRequest::new("io", "kill -9 $$")).await;
+    assert_eq!(r.exit_code, Some(137), "{r:?}");
+    let r = run(rt, "s", RunRequest::new("io", "exec /nonexistent")).await;
+    assert_eq!(r.exit_code, Some(127), "{r:?}");
 }

@@ -52,120 +52,22 @@ async fn escapes_fail() {
     let rt = container_runtime(&dir.path().join("ws"), |b| b).await;
     let skill = generated_skill(dir.path(), "esc");
     rt.stage_skill(&sid("s"), &skill).await.unwrap();
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let host_tmp = std::env::temp_dir().join(format!("skills-cescape-{}", std::process::id()));
-    let skills_root = examples_dir();
-    let home_probe =
-        std::path::Path::new(&home).join(format!(".skills-container-probe-{}", std::process::id()));
-    std::fs::write(&home_probe, "secret").unwrap();
-    struct Remove(std::path::PathBuf);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    let _remove = Remove(home_probe.clone());
-    let cmd = format!(
-        "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OK; \
-         (echo x > {home}/skills-escape-test) 2>/dev/null && echo HOME-WRITE-OK; \
-         (echo x > {tmp}) 2>/dev/null; \
-         (echo x > {skills}/escape.txt) 2>/dev/null && echo SKILLS-WRITE-OK; \
-         (echo x > skills-md-probe; echo x >> SKILL.md) 2>/dev/null && echo SKILL-WRITE-OK; \
-         ls -A {home} 2>/dev/null | head -3 | sed 's/^/HOME-ENTRY:/'; cat {probe} 2>/dev/null; \
-         (echo x > /usr/escape) 2>/dev/null && echo USR-WRITE-OK; \
-         (echo x > /escape) 2>/dev/null && echo ROOT-WRITE-OK; \
+    let r = escape_suite(
+        &rt,
+        rt.root(),
+        &skill,
+        skills_exec::CONTAINER_HOSTNAME,
+        "(echo x > /escape) 2>/dev/null && echo ROOT-WRITE-OK; \
          (mv \"$SKILLS_DIR\" \"$WORKSPACE_DIR/moved\") 2>/dev/null && echo SKILLS-MOVED; \
-         grep CapEff /proc/self/status; hostname; echo uid=$(id -u); \
-         ln -s /etc/passwd $OUTPUT_DIR/passwd.txt; ln -s {home} $OUTPUT_DIR/home; ln -s ../../.. $OUTPUT_DIR/up; \
-         echo done",
-        tmp = host_tmp.display(),
-        probe = home_probe.display(),
-        skills = skills_root.display(),
-    );
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new("esc", cmd)
-            .output_file("out/**")
-            .output_file("out/*.txt"),
+         echo uid=$(id -u);",
+        &["ROOT-WRITE-OK", "SKILLS-MOVED", "secret"],
     )
     .await;
-    assert_eq!(r.exit_code, Some(0), "{r:?}");
-    for bad in [
-        "NET-OK",
-        "HOME-WRITE-OK",
-        "SKILLS-WRITE-OK",
-        "SKILL-WRITE-OK",
-        "USR-WRITE-OK",
-        "ROOT-WRITE-OK",
-        "SKILLS-MOVED",
-        "HOME-ENTRY:",
-        "secret",
-    ] {
-        assert!(!r.stdout.contains(bad), "{bad} in {}", r.stdout);
-    }
     assert!(
-        r.stdout.contains("CapEff:\t0000000000000000"),
+        r.stdout.contains("uid=") && !r.stdout.contains("uid=0\n"),
         "{}",
         r.stdout
     );
-    assert!(
-        r.stdout.contains(skills_exec::CONTAINER_HOSTNAME),
-        "{}",
-        r.stdout
-    );
-    assert!(!r.stdout.contains("uid=0\n"), "{}", r.stdout);
-    assert!(!std::path::Path::new(&format!("{home}/skills-escape-test")).exists());
-    assert!(!host_tmp.exists(), "the container wrote to the host's /tmp");
-    assert!(!skills_root.join("escape.txt").exists());
-    listener.set_nonblocking(true).unwrap();
-    assert!(listener.accept().is_err());
-    assert!(
-        r.output_files.iter().all(|f| !f.name.contains("passwd")),
-        "{:?}",
-        r.output_files
-    );
-    assert!(
-        r.warnings
-            .iter()
-            .any(|w| w.contains("refused `out/passwd.txt`")),
-        "{:?}",
-        r.warnings
-    );
-    assert_eq!(
-        rt.read_file(&sid("s"), "out/passwd.txt", 100)
-            .await
-            .unwrap_err()
-            .kind(),
-        WorkspaceErrorKind::PathEscape
-    );
-    let e = rt
-        .run(&sid("s"), &RunRequest::new("esc", "pwd").cwd("../../.."))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
-    // Another session's workspace is not visible.
-    rt.stage_skill(&sid("other"), &skill).await.unwrap();
-    run(
-        &rt,
-        "other",
-        RunRequest::new("esc", "echo secret > $OUTPUT_DIR/secret.txt"),
-    )
-    .await;
-    let other = rt.root().join("other/out/secret.txt");
-    assert!(other.exists());
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new(
-            "esc",
-            format!("cat {} || echo not-visible", other.display()),
-        ),
-    )
-    .await;
-    assert!(r.stdout.contains("not-visible"), "{r:?}");
 }
 
 /// A timeout kills the whole container: every process the command left,
@@ -280,34 +182,7 @@ async fn cleanup_removes_the_running_containers_of_the_session() {
 #[tokio::test(flavor = "multi_thread")]
 async fn output_input_exit_codes_and_environment() {
     let (_dir, rt) = staged("io").await;
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new(
-            "io",
-            "head -c 300000 /dev/urandom; head -c 100 /dev/urandom >&2; exit 3",
-        ),
-    )
-    .await;
-    assert_eq!(r.exit_code, Some(3), "{r:?}");
-    assert!(
-        r.warnings.iter().any(|w| w.contains("stdout was longer")),
-        "{:?}",
-        r.warnings
-    );
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new("io", "cat; pwd")
-            .stdin("fed\n")
-            .cwd("scripts/lib"),
-    )
-    .await;
-    assert_eq!(r.exit_code, Some(0), "{r:?}");
-    assert!(
-        r.stdout.starts_with("fed\n") && r.stdout.trim_end().ends_with("scripts/lib"),
-        "{r:?}"
-    );
+    output_input_and_exit_codes_in(&rt).await;
     // The standard input file went with its run.
     let r = run(
         &rt,

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use skills_exec::{
     BWRAP_PATHS, CommandPolicy, RunLimits, SandboxOptions, SandboxRuntime, find_bwrap,
 };
-use skills_workspace::{RunRequest, WorkspaceErrorKind, WorkspaceRuntime};
+use skills_workspace::{RunRequest, WorkspaceRuntime};
 
 use crate::common::*;
 
@@ -125,115 +125,7 @@ async fn escapes(per_run: bool) {
     let skill = generated_skill(dir.path(), "esc");
     rt.stage_skill(&sid("s"), &skill).await.unwrap();
     assert_mode(&rt, "s", "esc", per_run).await;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
-    let host_tmp = std::env::temp_dir().join(format!("skills-escape-{}", std::process::id()));
-    let skills_root = examples_dir();
-    // A file in the real home folder, so "home is hidden" cannot pass on an
-    // empty home.
-    let home_probe =
-        std::path::Path::new(&home).join(format!(".skills-exec-probe-{}", std::process::id()));
-    std::fs::write(&home_probe, "secret").unwrap();
-    struct Remove(std::path::PathBuf);
-    impl Drop for Remove {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
-    let _remove = Remove(home_probe.clone());
-    let cmd = format!(
-        "(echo hi > /dev/tcp/127.0.0.1/{port}) 2>/dev/null && echo NET-OK; \
-         (echo x > {home}/skills-escape-test) 2>/dev/null && echo HOME-WRITE-OK; \
-         (echo x > {tmp}) 2>/dev/null; \
-         (echo x > {skills}/escape.txt) 2>/dev/null && echo SKILLS-WRITE-OK; \
-         (echo x > skills-md-probe; echo x >> SKILL.md) 2>/dev/null && echo SKILL-WRITE-OK; \
-         ls -A {home} 2>/dev/null | head -3 | sed 's/^/HOME-ENTRY:/'; cat {probe} 2>/dev/null; \
-         (echo x > /usr/escape) 2>/dev/null && echo USR-WRITE-OK; \
-         grep CapEff /proc/self/status; hostname; echo pid=$$; \
-         ln -s /etc/passwd $OUTPUT_DIR/passwd.txt; ln -s {home} $OUTPUT_DIR/home; ln -s ../../.. $OUTPUT_DIR/up; \
-         echo done",
-        tmp = host_tmp.display(),
-        probe = home_probe.display(),
-        skills = skills_root.display(),
-    );
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new("esc", cmd)
-            .output_file("out/**")
-            .output_file("out/*.txt"),
-    )
-    .await;
-    assert_eq!(r.exit_code, Some(0), "{r:?}");
-    for bad in [
-        "NET-OK",
-        "HOME-WRITE-OK",
-        "SKILLS-WRITE-OK",
-        "SKILL-WRITE-OK",
-        "USR-WRITE-OK",
-        "HOME-ENTRY:",
-    ] {
-        assert!(!r.stdout.contains(bad), "{bad} in {}", r.stdout);
-    }
-    assert!(
-        r.stdout.contains("CapEff:\t0000000000000000"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("skills-sandbox"));
-    assert!(!std::path::Path::new(&format!("{home}/skills-escape-test")).exists());
-    assert!(!host_tmp.exists(), "the sandbox wrote to the host's /tmp");
-    assert!(!skills_root.join("escape.txt").exists());
-    // The listener got nothing.
-    listener.set_nonblocking(true).unwrap();
-    assert!(listener.accept().is_err());
-    // Links created inside the sandbox pointing out are refused, not read.
-    assert!(
-        r.output_files.iter().all(|f| !f.name.contains("passwd")),
-        "{:?}",
-        r.output_files
-    );
-    assert!(
-        r.warnings
-            .iter()
-            .any(|w| w.contains("refused `out/passwd.txt`")),
-        "{:?}",
-        r.warnings
-    );
-    assert_eq!(
-        rt.read_file(&sid("s"), "out/passwd.txt", 100)
-            .await
-            .unwrap_err()
-            .kind(),
-        WorkspaceErrorKind::PathEscape
-    );
-    // cwd traversal.
-    let e = rt
-        .run(&sid("s"), &RunRequest::new("esc", "pwd").cwd("../../.."))
-        .await
-        .unwrap_err();
-    assert_eq!(e.kind(), WorkspaceErrorKind::PathEscape);
-    // Another session's workspace is not visible.
-    rt.stage_skill(&sid("other"), &skill).await.unwrap();
-    run(
-        &rt,
-        "other",
-        RunRequest::new("esc", "echo secret > $OUTPUT_DIR/secret.txt"),
-    )
-    .await;
-    let other = rt.root().join("other/out/secret.txt");
-    assert!(other.exists());
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new(
-            "esc",
-            format!("cat {} || echo not-visible", other.display()),
-        ),
-    )
-    .await;
-    assert!(r.stdout.contains("not-visible"), "{r:?}");
+    escape_suite(&rt, rt.root(), &skill, "skills-sandbox", "", &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -545,38 +437,7 @@ async fn dropped_run_kills_its_processes() {
 #[tokio::test(flavor = "multi_thread")]
 async fn output_input_and_exit_codes() {
     let (_dir, rt) = staged(false, "io").await;
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new(
-            "io",
-            "head -c 300000 /dev/urandom; head -c 100 /dev/urandom >&2; exit 3",
-        ),
-    )
-    .await;
-    assert_eq!(r.exit_code, Some(3), "{r:?}");
-    assert!(
-        r.warnings.iter().any(|w| w.contains("stdout was longer")),
-        "{:?}",
-        r.warnings
-    );
-    let r = run(
-        &rt,
-        "s",
-        RunRequest::new("io", "cat; pwd")
-            .stdin("fed\n")
-            .cwd("scripts/lib"),
-    )
-    .await;
-    assert_eq!(r.exit_code, Some(0), "{r:?}");
-    assert!(
-        r.stdout.starts_with("fed\n") && r.stdout.trim_end().ends_with("scripts/lib"),
-        "{r:?}"
-    );
-    let r = run(&rt, "s", RunRequest::new("io", "kill -9 $$")).await;
-    assert_eq!(r.exit_code, Some(137), "{r:?}");
-    let r = run(&rt, "s", RunRequest::new("io", "exec /nonexistent")).await;
-    assert_eq!(r.exit_code, Some(127), "{r:?}");
+    output_input_and_exit_codes_in(&rt).await;
 }
 
 /// Fifty sessions running at once in the shared sandbox: no errors, no
