@@ -32,9 +32,10 @@ pub(crate) struct Cli {
     #[arg(long = "root", global = true, value_name = "PATH")]
     pub(crate) roots: Vec<PathBuf>,
 
-    /// Also search the standard roots: `.agents/skills` and `.claude/skills` from
-    /// here up to the repository root, then `~/.agents/skills`,
-    /// `~/.claude/skills` and `$CODEX_HOME/skills`. Given paths take precedence.
+    /// Also search the standard roots: `.agents/skills`, `.claude/skills`,
+    /// `.codex/skills` and `.opencode/skills` from here up to the repository
+    /// root, then `~/.agents/skills`, `~/.claude/skills`, `$CODEX_HOME/skills`
+    /// and `~/.config/opencode/skills`. Given paths take precedence.
     #[arg(long, global = true)]
     pub(crate) standard_roots: bool,
 

@@ -1192,6 +1192,7 @@ fn standard_roots_flag_finds_project_and_user_skills() {
         .current_dir(project.path())
         .env("HOME", home.path())
         .env_remove("CODEX_HOME")
+        .env_remove("XDG_CONFIG_HOME")
         .env_remove("SKILLS_ROOT")
         .output()
         .expect("runs");

@@ -56,8 +56,8 @@ pub use provider::FsProvider;
 pub use read::LISTING_WALK_CAP;
 pub use skill_fs::SkillFs;
 pub use standard_roots::{
-    FoundRoots, PROJECT_DIRS, Scope, StandardProvider, StandardRoot, StandardRoots, project_dirs,
-    standard_provider,
+    FoundRoots, PROJECT_DIRS, Scope, StandardProvider, StandardRoot, StandardRoots, USER_DIRS,
+    project_dirs, standard_provider,
 };
 #[cfg(feature = "testing")]
 pub use vfs::{CountingFs, FsCounts, FsOp};

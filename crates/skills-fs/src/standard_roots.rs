@@ -5,10 +5,12 @@
 //! 1. **Project scope**, for every folder from the working directory up to the
 //!    repository root (the nearest ancestor, the working directory included,
 //!    holding a `.git` folder or file; without one, only the working directory):
-//!    `<dir>/.agents/skills`, then `<dir>/.claude/skills`. Nearer folders come
-//!    first.
+//!    `<dir>/.agents/skills`, `<dir>/.claude/skills`, `<dir>/.codex/skills`,
+//!    then `<dir>/.opencode/skills`. Nearer folders come first.
 //! 2. **User scope**: `~/.agents/skills`, `~/.claude/skills`, then
-//!    `$CODEX_HOME/skills` (`~/.codex/skills` when `CODEX_HOME` is unset or empty).
+//!    `$CODEX_HOME/skills` (`~/.codex/skills` when `CODEX_HOME` is unset or empty),
+//!    then opencode's `$XDG_CONFIG_HOME/opencode/skills`
+//!    (`~/.config/opencode/skills` when `XDG_CONFIG_HOME` is unset or empty).
 //!
 //! Earlier roots win. Missing folders are skipped without a word; a path that
 //! exists but is not a folder gets a warning. A folder reached twice (the same
@@ -51,15 +53,25 @@ use crate::options::FsOptions;
 use crate::provider::FsProvider;
 
 /// The project-scope folders looked for in each folder from the working directory
-/// up to the repository root, in precedence order.
-pub const PROJECT_DIRS: &[&str] = &[".agents/skills", ".claude/skills"];
+/// up to the repository root, in precedence order: the tool-neutral folder,
+/// then Claude Code's, Codex's and opencode's.
+pub const PROJECT_DIRS: &[&str] = &[
+    ".agents/skills",
+    ".claude/skills",
+    ".codex/skills",
+    ".opencode/skills",
+];
+
+/// The user-scope folders under the home folder, before Codex's
+/// (`$CODEX_HOME/skills`) and opencode's (`$XDG_CONFIG_HOME/opencode/skills`).
+pub const USER_DIRS: &[&str] = &[".agents/skills", ".claude/skills"];
 
 /// Where a standard root comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
     /// The working directory and its ancestors up to the repository root.
     Project,
-    /// The user's home folder (and `$CODEX_HOME`).
+    /// The user's home folder (and `$CODEX_HOME`, `$XDG_CONFIG_HOME`).
     User,
 }
 
@@ -120,13 +132,15 @@ pub struct FoundRoots {
 }
 
 /// Builder for the standard roots. Every input defaults to the environment
-/// (`std::env::current_dir`, `$HOME`, `$CODEX_HOME`) and can be given instead,
+/// (`std::env::current_dir`, `$HOME`, `$CODEX_HOME`, `$XDG_CONFIG_HOME`) and
+/// can be given instead,
 /// so tests never depend on the real home folder.
 #[derive(Debug, Clone)]
 pub struct StandardRoots {
     cwd: Option<PathBuf>,
     home: Input,
     codex_home: Input,
+    config_home: Input,
 }
 
 impl Default for StandardRoots {
@@ -142,6 +156,7 @@ impl StandardRoots {
             cwd: None,
             home: Input::FromEnv,
             codex_home: Input::FromEnv,
+            config_home: Input::FromEnv,
         }
     }
 
@@ -161,7 +176,8 @@ impl StandardRoots {
     }
 
     /// Acts as if there were no home folder: no user-scope roots except
-    /// `$CODEX_HOME/skills` when that is set.
+    /// `$CODEX_HOME/skills` and `$XDG_CONFIG_HOME/opencode/skills` when those
+    /// are set.
     #[must_use]
     pub fn without_home(mut self) -> Self {
         self.home = Input::Given(None);
@@ -173,6 +189,15 @@ impl StandardRoots {
     #[must_use]
     pub fn codex_home(mut self, codex_home: Option<PathBuf>) -> Self {
         self.codex_home = Input::Given(codex_home);
+        self
+    }
+
+    /// Uses `config_home` as `$XDG_CONFIG_HOME` (opencode's user folder is
+    /// `<config_home>/opencode/skills`); `None` acts as if it were unset (then
+    /// `~/.config/opencode/skills` is used).
+    #[must_use]
+    pub fn config_home(mut self, config_home: Option<PathBuf>) -> Self {
+        self.config_home = Input::Given(config_home);
         self
     }
 
@@ -198,7 +223,7 @@ impl StandardRoots {
         let codex = resolve(&self.codex_home, "CODEX_HOME");
         match &home {
             Some(home) => {
-                for sub in PROJECT_DIRS {
+                for sub in USER_DIRS {
                     out.roots.push(StandardRoot::new(Scope::User, home.join(sub)));
                 }
             }
@@ -215,6 +240,17 @@ impl StandardRoots {
             (None, Some(home)) => out
                 .roots
                 .push(StandardRoot::new(Scope::User, home.join(".codex/skills"))),
+            (None, None) => {}
+        }
+        match (resolve(&self.config_home, "XDG_CONFIG_HOME"), &home) {
+            (Some(config), _) => out.roots.push(StandardRoot::new(
+                Scope::User,
+                config.join("opencode/skills"),
+            )),
+            (None, Some(home)) => out.roots.push(StandardRoot::new(
+                Scope::User,
+                home.join(".config/opencode/skills"),
+            )),
             (None, None) => {}
         }
         out

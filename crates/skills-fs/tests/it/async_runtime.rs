@@ -617,7 +617,8 @@ async fn open_provider_of_standard_roots_equals_the_blocking_one() {
     let roots = skills_fs::StandardRoots::new()
         .cwd(project.path())
         .home(home.path())
-        .codex_home(None);
+        .codex_home(None)
+        .config_home(None);
 
     let opened = roots.open_provider(FsOptions::default()).await;
     let blocking = tokio::task::block_in_place(|| roots.provider(FsOptions::default()));

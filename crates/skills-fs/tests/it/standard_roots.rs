@@ -57,12 +57,14 @@ impl World {
         fs::create_dir_all(self.path("repo/.git")).expect(".git");
     }
 
-    /// Roots with every input injected; `CODEX_HOME` unset.
+    /// Roots with every input injected; `CODEX_HOME` and `XDG_CONFIG_HOME`
+    /// unset.
     fn roots(&self) -> StandardRoots {
         StandardRoots::new()
             .cwd(self.cwd())
             .home(self.home())
             .codex_home(None)
+            .config_home(None)
     }
 
     fn provider(&self) -> StandardProvider {
@@ -113,13 +115,20 @@ fn candidates_in_precedence_order() {
         vec![
             (p, w.path("repo/a/b/.agents/skills")),
             (p, w.path("repo/a/b/.claude/skills")),
+            (p, w.path("repo/a/b/.codex/skills")),
+            (p, w.path("repo/a/b/.opencode/skills")),
             (p, w.path("repo/a/.agents/skills")),
             (p, w.path("repo/a/.claude/skills")),
+            (p, w.path("repo/a/.codex/skills")),
+            (p, w.path("repo/a/.opencode/skills")),
             (p, w.path("repo/.agents/skills")),
             (p, w.path("repo/.claude/skills")),
+            (p, w.path("repo/.codex/skills")),
+            (p, w.path("repo/.opencode/skills")),
             (u, w.path("home/.agents/skills")),
             (u, w.path("home/.claude/skills")),
             (u, w.path("home/.codex/skills")),
+            (u, w.path("home/.config/opencode/skills")),
         ]
     );
     assert_eq!(
@@ -129,8 +138,79 @@ fn candidates_in_precedence_order() {
 
     let with_codex = w.roots().codex_home(Some(w.path("codex"))).candidates();
     assert_eq!(
-        with_codex.roots.last().map(|r| r.path.clone()),
+        with_codex.roots.iter().rev().nth(1).map(|r| r.path.clone()),
         Some(w.path("codex/skills"))
+    );
+    let with_config = w.roots().config_home(Some(w.path("xdg"))).candidates();
+    assert_eq!(
+        with_config.roots.last().map(|r| r.path.clone()),
+        Some(w.path("xdg/opencode/skills"))
+    );
+}
+
+/// A repository where each tool keeps its own skills folder, as a team that
+/// uses Claude Code, Codex and opencode side by side would: every folder is
+/// read, in the stated order, and a name in two folders is taken from the
+/// first with a `layer-collision` warning naming both.
+#[test]
+fn codex_and_opencode_folders_in_a_realistic_layout() {
+    let w = World::new();
+    w.git_dir();
+    w.skill("repo/.agents/skills", "shared", "agents");
+    w.skill("repo/.claude/skills", "review", "claude");
+    w.skill("repo/.codex/skills", "release", "codex");
+    w.skill("repo/.codex/skills", "deploy", "codex");
+    w.skill("repo/.opencode/skills", "deploy", "opencode");
+    w.skill("repo/.opencode/skills", "lint", "opencode");
+    w.skill("home/.codex/skills", "user-codex", "u");
+    w.skill("home/.config/opencode/skills", "user-opencode", "u");
+    w.skill("home/.config/opencode/skills", "lint", "user");
+    let provider = w.provider();
+    assert_eq!(
+        names(&provider),
+        [
+            "deploy",
+            "lint",
+            "release",
+            "review",
+            "shared",
+            "user-codex",
+            "user-opencode"
+        ]
+    );
+    assert_eq!(body(&provider, "deploy").trim(), "codex");
+    assert_eq!(body(&provider, "lint").trim(), "opencode");
+    let found: Vec<String> = collisions(&provider)
+        .iter()
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        found.iter().any(|m| m.contains("`deploy`")
+            && m.contains(".codex/skills/deploy")
+            && m.contains(".opencode/skills/deploy")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|m| m.contains("`lint`")
+            && m.contains("repo/.opencode/skills/lint")
+            && m.contains(".config/opencode/skills/lint")),
+        "{found:?}"
+    );
+    // `XDG_CONFIG_HOME` moves opencode's user folder.
+    w.skill("xdg/opencode/skills", "from-xdg", "x");
+    let moved = w
+        .roots()
+        .config_home(Some(w.path("xdg")))
+        .provider(FsOptions::default());
+    let moved_names = names(&moved);
+    assert!(
+        moved_names.contains(&"from-xdg".to_owned()),
+        "{moved_names:?}"
+    );
+    assert!(
+        !moved_names.contains(&"user-opencode".to_owned()),
+        "{moved_names:?}"
     );
 }
 
