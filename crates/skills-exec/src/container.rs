@@ -632,18 +632,9 @@ impl Containers {
             // otherwise).
             guard.docker = None;
         }
-        let (stdout, stdout_cut) = out.into_text();
-        let (stderr, stderr_cut) = err.into_text();
-        Ok(Outcome {
-            stdout,
-            stderr,
-            stdout_cut,
-            stderr_cut,
-            exit_code,
-            timed_out,
-            duration_ms,
-            warnings,
-        })
+        let mut outcome = Outcome::new(Some(out), Some(err), exit_code, timed_out, duration_ms);
+        outcome.warnings = warnings;
+        Ok(outcome)
     }
 
     /// The exit code `sh` wrote into the run folder, read beneath the
