@@ -187,6 +187,22 @@ codes! {
     DirsSkipped => "dirs-skipped",
     /// A folder or file name that is not valid UTF-8 was skipped.
     NameNotUtf8 => "name-not-utf8",
+    /// A skill's declared requirements (binaries, environment variables, tools,
+    /// operating system) are not met here; it needs setup before it can work.
+    RequirementUnmet => "requirement-unmet",
+    /// A requirement declaration has the wrong shape; it is ignored.
+    RequirementsInvalid => "requirements-invalid",
+    /// A skill's `agents/openai.yaml` could not be read or has the wrong shape.
+    OpenaiYamlInvalid => "openai-yaml-invalid",
+    /// A downloaded artifact's SHA-256 digest differs from the one published
+    /// (or locked); the skill is refused.
+    DigestMismatch => "digest-mismatch",
+    /// A well-known skills index could not be read or has the wrong shape.
+    IndexInvalid => "index-invalid",
+    /// The skills found differ from the lockfile.
+    LockDrift => "lock-drift",
+    /// A visibility rule names a skill that does not exist.
+    TierUnknownSkill => "tier-unknown-skill",
 }
 
 impl fmt::Display for Code {

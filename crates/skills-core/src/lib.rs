@@ -49,11 +49,13 @@ mod lint;
 mod metadata;
 mod name;
 mod provider;
+mod requirements;
 mod resource;
 mod search;
 mod tagging;
 mod tools_section;
 mod validate;
+mod visibility;
 
 pub use catalog::{
     Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
@@ -83,6 +85,7 @@ pub use metadata::{
 };
 pub use name::{MAX_NAME_CHARS, ReservedNames, SkillName, is_letter_or_number, normalize_name};
 pub use provider::{MaybeSend, MaybeSync, Skill, SkillProvider};
+pub use requirements::{Missing, Probe, Requirements, describe_missing, normalize_os};
 pub use resource::{
     DEFAULT_MAX_LISTED, DEFAULT_MAX_READ_BYTES, LineRange, ResourceBytes, ResourceContent,
     ResourceEntry, ResourceKind, ResourceListing, ResourcePath, guess_mime, looks_binary,
@@ -101,6 +104,7 @@ pub use validate::{
     Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
     parse_skill_md, parse_skill_md_bytes,
 };
+pub use visibility::{SkillRule, Tier, UnknownTier, VisibilityPolicy};
 
 /// The examples in `docs/catalog.md`, compiled and run as doc tests.
 #[cfg(doctest)]

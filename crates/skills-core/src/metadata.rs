@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use serde::ser::{SerializeMap as _, Serializer};
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::requirements::Requirements;
+
 use crate::name::SkillName;
 
 /// Frontmatter fields defined by the Agent Skills specification.
@@ -319,6 +321,15 @@ pub struct Extensions {
     /// `argument-hint`: how to pass arguments when invoking it directly.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub argument_hint: Option<String>,
+    /// What the skill needs from the machine (binaries, environment variables,
+    /// tools, operating systems), read from the spellings in
+    /// `docs/skill-format.md` ("Requirements").
+    #[serde(skip_serializing_if = "Requirements::is_empty")]
+    pub requires: Requirements,
+    /// Codex's `agents/openai.yaml` `policy.allow_implicit_invocation`; `false`
+    /// makes the skill manual (listed nowhere, loaded by explicit mention).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allow_implicit_invocation: Option<bool>,
 }
 
 impl Extensions {
