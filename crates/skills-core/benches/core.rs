@@ -3,7 +3,8 @@
 //! querying a search index over 10 000 skills.
 //!
 //! Run: `cargo bench -p skills-core --bench core -- --warm-up-time 1 --measurement-time 3`.
-//! Targets: `parse_strict` ≥ 50 MB/s; `render_catalog_10k` < 5 ms per render;
+//! Targets: `parse_strict` ≥ 50 MB/s; `render_catalog_10k` < 5 ms per render,
+//! with tiers and a budget within 1.5× of the plain render;
 //! `search_10k`: build < 200 ms, query < 1 ms (reported, not asserted).
 
 use std::hint::black_box;
@@ -11,7 +12,7 @@ use std::hint::black_box;
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use skills_core::{
     Budget, Catalog, CatalogFormat, Origin, RenderOptions, SearchDocument, SearchIndex,
-    SkillMetadata, ValidationOptions, define_skill, parse_skill_md,
+    SkillMetadata, Tier, ValidationOptions, VisibilityPolicy, define_skill, parse_skill_md,
 };
 use skills_testkit::Lcg;
 
@@ -146,6 +147,23 @@ fn ten_thousand() -> Vec<SkillMetadata> {
     skills
 }
 
+/// A policy touching every tenth skill: some off, manual, name-only, pinned
+/// or with a priority, the rest as they are.
+fn tiers(skills: &[SkillMetadata]) -> VisibilityPolicy {
+    let mut policy = VisibilityPolicy::new();
+    for (i, skill) in skills.iter().enumerate().filter(|(i, _)| i % 10 == 0) {
+        let name = skill.name.as_str();
+        match (i / 10) % 6 {
+            0 => policy.set_tier(name, Tier::Off),
+            1 => policy.set_tier(name, Tier::Manual),
+            2 => policy.set_tier(name, Tier::NameOnly),
+            3 if i % 1_000 == 30 => policy.set_tier(name, Tier::Pinned),
+            _ => policy.set_priority(name, (i % 7) as i32 - 3),
+        }
+    }
+    policy
+}
+
 fn render_catalog_10k(c: &mut Criterion) {
     let skills = ten_thousand();
     let catalog = Catalog::new(skills.clone());
@@ -163,6 +181,18 @@ fn render_catalog_10k(c: &mut Criterion) {
         (
             "xml_budget_8000_chars",
             RenderOptions::default().with_budget(Budget::chars(8_000)),
+        ),
+        (
+            "xml_tiers_budget_8000_chars",
+            RenderOptions::default()
+                .with_budget(Budget::chars(8_000))
+                .with_visibility(tiers(&skills)),
+        ),
+        (
+            "xml_tiers_budget_400000_chars",
+            RenderOptions::default()
+                .with_budget(Budget::chars(400_000))
+                .with_visibility(tiers(&skills)),
         ),
     ];
     let mut group = c.benchmark_group("render_catalog_10k");

@@ -137,9 +137,28 @@ impl Catalog {
 
     /// Renders the catalog for a system prompt.
     ///
-    /// Skills marked `disable-model-invocation` are left out (they load only on an
-    /// explicit mention). An empty catalog renders as the empty string.
+    /// Only skills the options' [`VisibilityPolicy`](crate::VisibilityPolicy)
+    /// lists are rendered: not `off` or `manual` ones (skills marked
+    /// `disable-model-invocation` are manual: they load only on an explicit
+    /// mention) nor those needing setup; `name-only` ones without their
+    /// description. An empty catalog renders as the empty string.
+    ///
+    /// # Budget overflow
+    ///
+    /// When a [`Budget`] limit is set and the catalog does not fit, in order:
+    /// the description cap applies to every skill but pinned ones; then skills
+    /// are listed by name only, lowest priority first and, among equal
+    /// priorities, the name last in byte order first, until it fits; then, in
+    /// the same order, skills are left out and named in a closing note. Pinned
+    /// and preloaded skills are never shortened or left out. Entries stay in
+    /// name order whatever is dropped, so adding a low-priority skill never
+    /// moves the others. See [`Catalog::render_report`] for what was done.
     pub fn render(&self, options: &RenderOptions) -> String {
+        self.render_report(options).text
+    }
+
+    /// [`Catalog::render`], with what the budget shortened and left out.
+    pub fn render_report(&self, options: &RenderOptions) -> RenderReport {
         render(&self.inner.entries, &self.inner.one_line, options)
     }
 }
@@ -417,6 +436,9 @@ pub struct RenderOptions {
     pub load_tool: String,
     /// Counts tokens for [`BudgetLimit::Tokens`] (default [`EstimateTokens`]).
     pub token_counter: Arc<dyn TokenCounter>,
+    /// Who is listed, how, and who gives way first to the budget (default:
+    /// every skill as it says itself).
+    pub visibility: Arc<crate::VisibilityPolicy>,
 }
 
 impl Default for RenderOptions {
@@ -426,6 +448,7 @@ impl Default for RenderOptions {
             budget: Budget::unlimited(),
             load_tool: "load_skill".to_owned(),
             token_counter: Arc::new(EstimateTokens),
+            visibility: Arc::new(crate::VisibilityPolicy::default()),
         }
     }
 }
@@ -458,6 +481,13 @@ impl RenderOptions {
         self.token_counter = counter;
         self
     }
+
+    /// Sets the visibility policy (tiers, priorities, skills needing setup).
+    #[must_use]
+    pub fn with_visibility(mut self, policy: impl Into<Arc<crate::VisibilityPolicy>>) -> Self {
+        self.visibility = policy.into();
+        self
+    }
 }
 
 /// Names shown at most in the "left out" note.
@@ -465,33 +495,78 @@ const MAX_NOTE_NAMES: usize = 20;
 
 struct Shown<'a> {
     name: &'a str,
-    description: std::borrow::Cow<'a, str>,
+    /// `None`: listed by name only.
+    description: Option<std::borrow::Cow<'a, str>>,
 }
 
-fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOptions) -> String {
-    let visible: Vec<Shown<'a>> = all
-        .iter()
-        .zip(lines)
-        .filter(|(e, _)| !e.extensions.disable_model_invocation)
-        .map(|(e, line)| Shown {
-            name: e.name.as_str(),
-            description: match options.budget.description_cap {
-                None => std::borrow::Cow::Borrowed(line.as_str()),
-                Some(cap) => std::borrow::Cow::Owned(one_line(line, Some(cap))),
+/// One listed skill and what the budget may do to it.
+struct Candidate<'a> {
+    shown: Shown<'a>,
+    pinned: bool,
+    priority: i32,
+}
+
+/// What [`Catalog::render_report`] did to fit the budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RenderReport {
+    /// The rendered catalog (what [`Catalog::render`] returns).
+    pub text: String,
+    /// Skills listed by name only to fit the budget (not those whose tier is
+    /// `name-only` anyway), sorted.
+    pub shortened: Vec<String>,
+    /// Skills left out to fit the budget (named in the catalog's note), sorted.
+    pub omitted: Vec<String>,
+    /// Whether the catalog is still over the budget: pinned skills alone do not
+    /// fit (they are never shortened or dropped).
+    pub over_budget: bool,
+}
+
+fn render<'a>(
+    all: &'a [SkillMetadata],
+    lines: &'a [String],
+    options: &RenderOptions,
+) -> RenderReport {
+    let policy = &*options.visibility;
+    let cap = options.budget.description_cap;
+    let mut entries: Vec<Candidate<'a>> = Vec::with_capacity(all.len());
+    for ((e, line), (tier, priority, needs_setup)) in
+        all.iter().zip(lines).zip(policy.resolve_sorted(all))
+    {
+        if !tier.is_listed() || needs_setup {
+            continue;
+        }
+        let pinned = tier.is_pinned();
+        let description = if tier == crate::Tier::NameOnly {
+            None
+        } else {
+            Some(match cap {
+                Some(cap) if !pinned => std::borrow::Cow::Owned(one_line(line, Some(cap))),
+                _ => std::borrow::Cow::Borrowed(line.as_str()),
+            })
+        };
+        entries.push(Candidate {
+            shown: Shown {
+                name: e.name.as_str(),
+                description,
             },
-        })
-        .collect();
-    if visible.is_empty() {
-        return String::new();
+            pinned,
+            priority,
+        });
+    }
+    let mut report = RenderReport::default();
+    if entries.is_empty() {
+        return report;
     }
     let guardrail = guardrail(&options.load_tool);
     let format = options.format;
     let Some(limit) = options.budget.limit else {
-        let mut body = String::with_capacity(visible.len() * 160);
-        for (i, shown) in visible.iter().enumerate() {
-            push_entry(&mut body, format, shown, i == 0);
+        let mut body = String::with_capacity(entries.len() * 160);
+        for (i, entry) in entries.iter().enumerate() {
+            push_entry(&mut body, format, &entry.shown, i == 0);
         }
-        return assemble(format, &guardrail, &body, &[]);
+        report.text = assemble(format, &guardrail, &body, &[]);
+        return report;
     };
     let cost = |text: &str| match limit {
         BudgetLimit::Chars(_) => text.chars().count(),
@@ -500,82 +575,162 @@ fn render<'a>(all: &'a [SkillMetadata], lines: &'a [String], options: &RenderOpt
     let max = match limit {
         BudgetLimit::Chars(n) | BudgetLimit::Tokens(n) => n,
     };
-    let render_line = |shown: &Shown<'_>| {
-        // `first: false` gives every JSON entry a leading comma; the first kept
-        // one drops it when joined.
-        let mut line = String::new();
-        push_entry(&mut line, format, shown, false);
-        line
-    };
-    // A cheap lower bound on an entry's cost, so entries that cannot fit are
-    // skipped without being rendered: a character is at most four bytes and
-    // escaping only adds. Token counters are opaque, so their bound is 0.
-    let overhead = cost(&render_line(&Shown {
-        name: "",
-        description: std::borrow::Cow::Borrowed(""),
-    }));
-    let lower_bound = |shown: &Shown<'_>| match limit {
-        BudgetLimit::Chars(_) => overhead + shown.name.len() / 4 + shown.description.len() / 4,
-        BudgetLimit::Tokens(_) => 0,
+    // The cost of one entry line, rendered into a reused buffer. `first:
+    // false` gives every JSON entry a leading comma; the first kept one drops
+    // it when joined, so a JSON catalog is at most one character cheaper.
+    let mut scratch = String::new();
+    let mut line_cost = |shown: &Shown<'_>| {
+        scratch.clear();
+        push_entry(&mut scratch, format, shown, false);
+        cost(&scratch)
     };
     let frame = cost(&assemble(format, &guardrail, "", &[]));
-    if frame + visible.iter().map(lower_bound).sum::<usize>() <= max {
-        let out = assemble(
-            format,
-            &guardrail,
-            &join(format, visible.iter().map(render_line)),
-            &[],
-        );
-        if cost(&out) <= max {
-            return out;
+    // What every entry costs listed by name only (pinned ones never are).
+    let mut floor = frame;
+    let mut short_costs = vec![0; entries.len()];
+    for (entry, short) in entries.iter().zip(&mut short_costs) {
+        if entry.pinned {
+            floor += line_cost(&entry.shown);
+        } else {
+            *short = line_cost(&Shown {
+                name: entry.shown.name,
+                description: None,
+            });
+            floor += *short;
         }
     }
-    // Reserve room for the worst-case note: the longest names it could list,
-    // plus its frame (blank lines around it, or `,"note":""` in JSON).
-    let mut longest: Vec<&str> = visible.iter().map(|s| s.name).collect();
-    longest.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
-    longest.truncate(MAX_NOTE_NAMES);
-    let mut used = frame + cost(&note_text(visible.len(), &longest)) + cost(",\"note\":\"\"\n");
-    let mut kept: Vec<(&str, String)> = Vec::new();
-    let mut omitted: Vec<&str> = Vec::new();
-    for shown in &visible {
-        if used + lower_bound(shown) <= max {
-            let line = render_line(shown);
-            let line_cost = cost(&line);
-            if used + line_cost <= max {
-                used += line_cost;
-                kept.push((shown.name, line));
-                continue;
+    // When names alone do not fit (a large library, a small budget), every
+    // description goes anyway: the full lines need not be measured.
+    let names_only = floor > max && matches!(limit, BudgetLimit::Chars(_));
+    let mut costs: Vec<usize> = entries
+        .iter()
+        .zip(&short_costs)
+        .map(|(e, &short)| {
+            if names_only && !e.pinned {
+                short
+            } else {
+                line_cost(&e.shown)
+            }
+        })
+        .collect();
+    // Exact for characters (the JSON body loses its first comma); token
+    // counts need not add up, so the full rendering is always tried with them.
+    let mut total = frame + costs.iter().sum::<usize>();
+    if format == CatalogFormat::Json && matches!(limit, BudgetLimit::Chars(_)) {
+        total -= 1;
+    }
+    let full = |entries: &[Candidate<'_>]| {
+        let mut body = String::with_capacity(entries.len() * 160);
+        for (i, entry) in entries.iter().enumerate() {
+            push_entry(&mut body, format, &entry.shown, i == 0);
+        }
+        assemble(format, &guardrail, &body, &[])
+    };
+    if !names_only && (total <= max || matches!(limit, BudgetLimit::Tokens(_))) {
+        let out = full(&entries);
+        if cost(&out) <= max {
+            report.text = out;
+            return report;
+        }
+    }
+    // Who gives way first: the lowest priority, then the name last in byte
+    // order. Pinned skills never give way.
+    let mut order: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].pinned).collect();
+    order.sort_by(|&a, &b| {
+        entries[a]
+            .priority
+            .cmp(&entries[b].priority)
+            .then_with(|| entries[b].shown.name.cmp(entries[a].shown.name))
+    });
+    // Step 1: list skills by name only, in that order, until the catalog fits.
+    let mut shortened = vec![false; entries.len()];
+    for &i in &order {
+        if total <= max && !names_only {
+            break;
+        }
+        if entries[i].shown.description.is_none() {
+            continue;
+        }
+        entries[i].shown.description = None;
+        shortened[i] = true;
+        if names_only {
+            continue;
+        }
+        total = total - costs[i] + short_costs[i];
+        costs[i] = short_costs[i];
+    }
+    // Step 2: leave skills out, in the same order, until it fits with the note
+    // naming them. Room is reserved for the worst-case note: the longest
+    // names it could list, plus its frame.
+    let mut dropped = vec![false; entries.len()];
+    let mut next_drop = 0;
+    if total > max {
+        let mut longest: Vec<&str> = order.iter().map(|&i| entries[i].shown.name).collect();
+        longest.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
+        longest.truncate(MAX_NOTE_NAMES);
+        let reserve = cost(&note_text(order.len(), &longest)) + cost(",\"note\":\"\"\n");
+        while total + reserve > max && next_drop < order.len() {
+            let i = order[next_drop];
+            dropped[i] = true;
+            total -= costs[i];
+            next_drop += 1;
+        }
+        // The reserve is the worst case: take back, last dropped first, what
+        // fits beside the note as it really is.
+        let empty_frame = cost(&assemble(format, "", "", &[]));
+        let note_cost = |dropped: &[bool]| {
+            let omitted: Vec<&str> = entries
+                .iter()
+                .zip(dropped)
+                .filter(|(_, gone)| **gone)
+                .map(|(entry, _)| entry.shown.name)
+                .collect();
+            cost(&assemble(format, "", "", &omitted)).saturating_sub(empty_frame)
+        };
+        while next_drop > 0 {
+            let i = order[next_drop - 1];
+            dropped[i] = false;
+            let fits = next_drop == 1 || total + costs[i] + note_cost(&dropped) <= max;
+            if !fits || (next_drop == 1 && total + costs[i] > max) {
+                dropped[i] = true;
+                break;
+            }
+            total += costs[i];
+            next_drop -= 1;
+        }
+    }
+    let assemble_kept = |dropped: &[bool]| {
+        let mut body = String::new();
+        let mut first = true;
+        let mut omitted: Vec<&str> = Vec::new();
+        for (entry, &gone) in entries.iter().zip(dropped) {
+            if gone {
+                omitted.push(entry.shown.name);
+            } else {
+                push_entry(&mut body, format, &entry.shown, first);
+                first = false;
             }
         }
-        omitted.push(shown.name);
-    }
-    let render_kept = |kept: &[(&str, String)], omitted: &[&str]| {
-        let body = join(format, kept.iter().map(|(_, line)| line.clone()));
-        assemble(format, &guardrail, &body, omitted)
+        (assemble(format, &guardrail, &body, &omitted), omitted)
     };
-    let mut out = render_kept(&kept, &omitted);
-    // A custom token counter need not be additive: drop entries until it fits.
-    while cost(&out) > max {
-        let Some((name, _)) = kept.pop() else { break };
-        let at = omitted.partition_point(|n| *n < name);
-        omitted.insert(at, name);
-        out = render_kept(&kept, &omitted);
+    let (mut out, _) = assemble_kept(&dropped);
+    // A custom token counter need not be additive: keep dropping until it fits.
+    while cost(&out) > max && next_drop < order.len() {
+        dropped[order[next_drop]] = true;
+        next_drop += 1;
+        out = assemble_kept(&dropped).0;
     }
-    out
-}
-
-/// Concatenates rendered entry lines; in JSON the first loses its leading comma.
-fn join(format: CatalogFormat, lines: impl Iterator<Item = String>) -> String {
-    let mut body = String::new();
-    for (i, line) in lines.enumerate() {
-        if i == 0 && format == CatalogFormat::Json {
-            body.push_str(line.strip_prefix(',').unwrap_or(&line));
-        } else {
-            body.push_str(&line);
+    report.over_budget = cost(&out) > max;
+    report.text = out;
+    // Entries are in name order, so both lists come out sorted.
+    for ((entry, &gone), &short) in entries.iter().zip(&dropped).zip(&shortened) {
+        if gone {
+            report.omitted.push(entry.shown.name.to_owned());
+        } else if short {
+            report.shortened.push(entry.shown.name.to_owned());
         }
     }
-    body
+    report
 }
 
 fn guardrail(tool: &str) -> String {
@@ -642,15 +797,23 @@ fn push_entry(out: &mut String, format: CatalogFormat, shown: &Shown<'_>, first:
         CatalogFormat::Xml => {
             out.push_str("<skill name=\"");
             escape_xml(out, shown.name);
-            out.push_str("\">");
-            escape_xml(out, &shown.description);
-            out.push_str("</skill>\n");
+            match &shown.description {
+                Some(description) => {
+                    out.push_str("\">");
+                    escape_xml(out, description);
+                    out.push_str("</skill>\n");
+                }
+                None => out.push_str("\"/>\n"),
+            }
         }
         CatalogFormat::Markdown => {
             out.push_str("- `");
             out.push_str(shown.name);
-            out.push_str("`: ");
-            out.push_str(&shown.description);
+            out.push('`');
+            if let Some(description) = &shown.description {
+                out.push_str(": ");
+                out.push_str(description);
+            }
             out.push('\n');
         }
         CatalogFormat::Json => {
@@ -659,8 +822,10 @@ fn push_entry(out: &mut String, format: CatalogFormat, shown: &Shown<'_>, first:
             }
             out.push_str("{\"name\":");
             push_json(out, shown.name);
-            out.push_str(",\"description\":");
-            push_json(out, &shown.description);
+            if let Some(description) = &shown.description {
+                out.push_str(",\"description\":");
+                push_json(out, description);
+            }
             out.push('}');
         }
     }
@@ -878,6 +1043,149 @@ mod tests {
         assert!(out.contains("open") && !out.contains("secret"));
     }
 
+    fn listed(out: &str) -> Vec<(String, bool)> {
+        out.lines()
+            .filter_map(|l| l.strip_prefix("<skill name=\""))
+            .map(|l| {
+                let end = l.find('"').unwrap_or(l.len());
+                (l[..end].to_owned(), l.ends_with("</skill>"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tiers_decide_who_is_listed_and_how() {
+        use crate::{Tier, VisibilityPolicy};
+        let mut manual = meta("manual-one", "Manual.");
+        manual.extensions.disable_model_invocation = true;
+        let mut needy = meta("needy", "Needs jq.");
+        needy.extensions.requires.bins = vec!["jq".into()];
+        let c = Catalog::new(vec![
+            meta("alpha", "Alpha."),
+            meta("beta", "Beta."),
+            meta("gone", "Gone."),
+            manual,
+            needy.clone(),
+        ]);
+        let mut policy = VisibilityPolicy::new()
+            .with_tier("beta", Tier::NameOnly)
+            .with_tier("gone", Tier::Off)
+            .with_tier("manual-one", Tier::Listed);
+        policy
+            .needs_setup
+            .insert("needy".into(), vec![crate::Missing::Bin("jq".into())]);
+        let out = c.render(&RenderOptions::default().with_visibility(policy));
+        assert_eq!(
+            listed(&out),
+            [
+                ("alpha".to_owned(), true),
+                ("beta".to_owned(), false),
+                ("manual-one".to_owned(), true),
+            ]
+        );
+        assert!(out.contains("<skill name=\"beta\"/>\n"), "{out}");
+        let md = c.render(
+            &RenderOptions::default()
+                .with_format(CatalogFormat::Markdown)
+                .with_visibility(VisibilityPolicy::new().with_tier("beta", Tier::NameOnly)),
+        );
+        assert!(
+            md.contains("- `beta`\n") && md.contains("- `alpha`: Alpha.\n"),
+            "{md}"
+        );
+        let json = c.render(
+            &RenderOptions::default()
+                .with_format(CatalogFormat::Json)
+                .with_visibility(VisibilityPolicy::new().with_tier("beta", Tier::NameOnly)),
+        );
+        let value: serde_json::Value = serde_json::from_str(&json).expect("json");
+        assert_eq!(value["skills"][1], serde_json::json!({"name": "beta"}));
+    }
+
+    #[test]
+    fn overflow_shortens_then_drops_by_priority_then_name() {
+        use crate::{Tier, VisibilityPolicy};
+        let names = ["a-one", "b-two", "c-three", "d-four", "e-five", "f-six"];
+        let c = Catalog::new(names.map(|n| meta(n, &"word ".repeat(30))));
+        let policy = VisibilityPolicy::new()
+            .with_tier("f-six", Tier::Pinned)
+            .with_priority("a-one", -1)
+            .with_priority("d-four", 5);
+        // The frame plus the pinned entry.
+        let frame = c
+            .render(
+                &RenderOptions::default().with_visibility(
+                    VisibilityPolicy::new()
+                        .with_tier("a-one", Tier::Off)
+                        .with_tier("b-two", Tier::Off)
+                        .with_tier("c-three", Tier::Off)
+                        .with_tier("d-four", Tier::Off)
+                        .with_tier("e-five", Tier::Off),
+                ),
+            )
+            .chars()
+            .count();
+        // Room for the pinned skill and a little more: two skills lose their
+        // description (a-one first: lowest priority; then e-five: the last name).
+        let opts = |budget| {
+            RenderOptions::default()
+                .with_budget(Budget::chars(budget))
+                .with_visibility(policy.clone())
+        };
+        let report = c.render_report(&opts(frame + 2 * 180 + 3 * 25));
+        assert_eq!(report.shortened, ["a-one", "c-three", "e-five"]);
+        assert!(report.omitted.is_empty() && !report.over_budget);
+        assert_eq!(
+            listed(&report.text),
+            [
+                ("a-one".to_owned(), false),
+                ("b-two".to_owned(), true),
+                ("c-three".to_owned(), false),
+                ("d-four".to_owned(), true),
+                ("e-five".to_owned(), false),
+                ("f-six".to_owned(), true),
+            ]
+        );
+        // Tighter: every skill by name, then skills leave in the same order.
+        let many = Catalog::new((0..40).map(|i| meta(&format!("s-{i:02}"), "Does a thing.")));
+        let order = VisibilityPolicy::new()
+            .with_priority("s-00", -1)
+            .with_priority("s-39", 1);
+        let report = many.render_report(
+            &RenderOptions::default()
+                .with_budget(Budget::chars(900))
+                .with_visibility(order),
+        );
+        assert!(report.text.chars().count() <= 900);
+        assert!(!report.over_budget);
+        let kept = listed(&report.text);
+        assert!(kept.len() > 5 && kept.len() < 40, "{}", report.text);
+        assert!(kept.iter().all(|(_, described)| !described));
+        // s-00 (lowest priority) left first, then names from the end; s-39
+        // (highest) stays.
+        let mut expected: Vec<String> = (1..kept.len()).map(|i| format!("s-{i:02}")).collect();
+        expected.push("s-39".into());
+        assert_eq!(
+            kept.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>(),
+            expected
+        );
+        assert!(report.omitted.contains(&"s-00".to_owned()));
+        assert_eq!(report.omitted.len() + kept.len(), 40);
+        let note = format!("{} more skills are not listed", report.omitted.len());
+        assert!(report.text.contains(&note), "{}", report.text);
+        // Pinned skills alone over the budget: still listed, and said so.
+        let report = c.render_report(&opts(10));
+        assert!(report.over_budget);
+        assert_eq!(listed(&report.text), [("f-six".to_owned(), true)]);
+        // A description cap never cuts a pinned skill.
+        let capped = c.render(
+            &RenderOptions::default()
+                .with_budget(Budget::unlimited().with_description_cap(10))
+                .with_visibility(policy.clone()),
+        );
+        assert_eq!(capped.matches(">word word…</skill>").count(), 5, "{capped}");
+    }
+
     /// A counter configured at run time (as a BPE loaded from a file would
     /// be): `per_word` tokens per word, counting calls.
     #[derive(Debug)]
@@ -910,11 +1218,13 @@ mod tests {
         let out = c.render(&opts);
         assert!(counter.calls.load(std::sync::atomic::Ordering::Relaxed) > 0);
         assert!(counter.count(&out) <= 600, "{}", counter.count(&out));
-        let kept = out.matches("<skill ").count();
-        assert!(kept > 0 && kept < 30, "{kept}");
+        // Every skill stays listed; some only by name.
+        assert_eq!(out.matches("<skill ").count(), 30);
+        let described = out.matches("</skill>").count();
+        assert!(described > 0 && described < 30, "{described}");
         // The default estimator lets more through: the counter really decided.
         let estimated = c.render(&RenderOptions::default().with_budget(Budget::tokens(600)));
-        assert!(estimated.matches("<skill ").count() > kept);
+        assert!(estimated.matches("</skill>").count() > described);
         assert_eq!(EstimateTokens.count("abcde"), 2);
     }
 
@@ -924,7 +1234,7 @@ mod tests {
             .map(|i| meta(&format!("skill-{i:02}"), &"word ".repeat(20)))
             .collect();
         let c = Catalog::new(entries);
-        for limit in [Budget::chars(1500), Budget::tokens(400)] {
+        for limit in [Budget::chars(800), Budget::tokens(200)] {
             let opts = RenderOptions::default().with_budget(limit);
             let out = c.render(&opts);
             let size = match limit.limit {
@@ -935,6 +1245,8 @@ mod tests {
             assert!(size.0 <= size.1, "{size:?}");
             let kept = out.matches("<skill ").count();
             assert!(kept > 0 && kept < 50, "{kept}");
+            // Descriptions go before any skill does.
+            assert_eq!(out.matches("</skill>").count(), 0, "{out}");
             let note = format!("{} more skills are not listed here", 50 - kept);
             assert!(out.contains(&note), "{out}");
             assert!(

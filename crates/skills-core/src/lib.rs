@@ -58,8 +58,8 @@ mod validate;
 mod visibility;
 
 pub use catalog::{
-    Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, TokenCounter,
-    escape_xml, estimate_tokens,
+    Budget, BudgetLimit, Catalog, CatalogFormat, EstimateTokens, RenderOptions, RenderReport,
+    TokenCounter, escape_xml, estimate_tokens,
 };
 pub use diagnostic::{Code, Diagnostic, Excerpt, Severity};
 pub use docs::{

@@ -203,6 +203,12 @@ impl VisibilityPolicy {
         {
             return tier;
         }
+        self.own_tier(skill)
+    }
+
+    /// The tier of a skill without a rule: what it says itself, else the
+    /// default.
+    pub(crate) fn own_tier(&self, skill: &SkillMetadata) -> Tier {
         let ext = &skill.extensions;
         if ext.disable_model_invocation || ext.allow_implicit_invocation == Some(false) {
             Tier::Manual
@@ -258,6 +264,31 @@ impl VisibilityPolicy {
             .map(String::as_str)
             .filter(|name| !known.contains(name))
             .collect()
+    }
+
+    /// For skills sorted by name (a catalog's entries), each one's effective
+    /// tier, priority and whether it needs setup, in one merge pass over the
+    /// rules instead of a lookup per skill.
+    pub(crate) fn resolve_sorted<'a>(
+        &'a self,
+        skills: &'a [SkillMetadata],
+    ) -> impl Iterator<Item = (Tier, i32, bool)> + 'a {
+        let mut rules = self.skills.iter().peekable();
+        let mut setup = self.needs_setup.keys().peekable();
+        skills.iter().map(move |skill| {
+            let name = skill.name.as_str();
+            while rules.next_if(|(key, _)| key.as_str() < name).is_some() {}
+            while setup.next_if(|key| key.as_str() < name).is_some() {}
+            let rule = rules
+                .peek()
+                .filter(|(key, _)| key.as_str() == name)
+                .map(|(_, rule)| **rule);
+            let needs_setup = setup.peek().is_some_and(|key| key.as_str() == name);
+            let tier = rule
+                .and_then(|rule| rule.tier)
+                .unwrap_or_else(|| self.own_tier(skill));
+            (tier, rule.map_or(0, |rule| rule.priority), needs_setup)
+        })
     }
 
     /// Skills whose effective tier is [`Tier::Preloaded`], in name order.
@@ -316,6 +347,40 @@ mod tests {
         assert_eq!(policy.priority("plain"), 3);
         assert_eq!(policy.tier(&plain), Tier::Listed);
         assert_eq!(policy.unknown_skills([&plain.name]), ["deploy"]);
+    }
+
+    #[test]
+    fn the_merge_pass_agrees_with_the_lookups() {
+        let mut skills: Vec<SkillMetadata> = ["a", "b-1", "b-2", "c", "d", "zz"]
+            .into_iter()
+            .map(skill)
+            .collect();
+        skills[3].extensions.disable_model_invocation = true;
+        let mut policy = VisibilityPolicy::new()
+            .with_tier("aa", Tier::Off)
+            .with_tier("b-2", Tier::NameOnly)
+            .with_priority("b-2", 4)
+            .with_tier("d", Tier::Pinned)
+            .with_priority("y", 1);
+        policy
+            .needs_setup
+            .insert("zz".into(), vec![Missing::Env("X".into())]);
+        let merged: Vec<(Tier, i32, bool)> = policy.resolve_sorted(&skills).collect();
+        let looked_up: Vec<(Tier, i32, bool)> = skills
+            .iter()
+            .map(|s| {
+                let name = s.name.as_str();
+                (
+                    policy.tier(s),
+                    policy.priority(name),
+                    policy.missing(name).is_some(),
+                )
+            })
+            .collect();
+        assert_eq!(merged, looked_up);
+        assert_eq!(merged[2], (Tier::NameOnly, 4, false));
+        assert_eq!(merged[3].0, Tier::Manual);
+        assert!(merged[5].2);
     }
 
     struct NoBins;
