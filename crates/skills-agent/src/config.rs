@@ -10,7 +10,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use serde_json::Value;
-use skills_core::{Catalog, EstimateTokens, RenderOptions, SkillProvider, TokenCounter};
+use skills_core::{
+    Catalog, EstimateTokens, Probe, RenderOptions, SkillProvider, TokenCounter, VisibilityPolicy,
+};
 use skills_workspace::{SessionId, WorkspaceRuntime};
 
 use crate::request::CacheStrategy;
@@ -160,6 +162,27 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// The host's probe, with tools answered from the agent's tool table.
+struct AgentProbe<'a> {
+    probe: &'a (dyn Probe + Send + Sync),
+    tools: BTreeSet<&'a str>,
+}
+
+impl Probe for AgentProbe<'_> {
+    fn has_bin(&self, name: &str) -> bool {
+        self.probe.has_bin(name)
+    }
+    fn has_env(&self, name: &str) -> bool {
+        self.probe.has_env(name)
+    }
+    fn os(&self) -> &str {
+        self.probe.os()
+    }
+    fn has_tool(&self, name: &str) -> Option<bool> {
+        Some(self.tools.contains(name) || self.probe.has_tool(name) == Some(true))
+    }
+}
+
 /// Builds an [`Agent`].
 #[derive(Clone)]
 pub struct AgentBuilder {
@@ -182,6 +205,9 @@ pub struct AgentBuilder {
     pub(crate) token_counter: Arc<dyn TokenCounter>,
     pub(crate) prompt_hook: Option<PromptHook>,
     pub(crate) search_cache: Option<Arc<SearchCache>>,
+    pub(crate) visibility: Arc<VisibilityPolicy>,
+    pub(crate) probe: Option<Arc<dyn Probe + Send + Sync>>,
+    pub(crate) preload: Vec<String>,
 }
 
 impl fmt::Debug for AgentBuilder {
@@ -227,6 +253,9 @@ impl AgentBuilder {
             token_counter: Arc::new(EstimateTokens),
             prompt_hook: None,
             search_cache: None,
+            visibility: Arc::new(VisibilityPolicy::default()),
+            probe: None,
+            preload: Vec::new(),
         }
     }
 
@@ -386,6 +415,48 @@ impl AgentBuilder {
     #[must_use]
     pub fn search_cache(mut self, cache: Arc<SearchCache>) -> Self {
         self.search_cache = Some(cache);
+        self
+    }
+
+    /// What the model sees of each skill: tiers (`off`, `manual`,
+    /// `name-only`, `listed`, `pinned`, `preloaded`) and priorities, set
+    /// without touching the skills. It decides the prompt's catalog (and who
+    /// gives way to its budget), catalog deltas, search hits and which loads
+    /// the model may make; `preloaded` skills load before the first model
+    /// call of each session (see [`AgentBuilder::preload`]). Frozen per
+    /// session.
+    #[must_use]
+    pub fn visibility(mut self, policy: VisibilityPolicy) -> Self {
+        self.visibility = Arc::new(policy);
+        self
+    }
+
+    /// Checks each skill's declared requirements (binaries, environment
+    /// variables, operating system; tools against this agent's own tools)
+    /// with `probe` when a session starts and when new skills appear. A
+    /// skill with unmet requirements needs setup: it is left out of the
+    /// catalog, a load by the model or the app is refused naming what is
+    /// missing; a user's `$name` mention still loads it. Without a probe
+    /// (the default) requirements are not checked. `skills_fs::SystemProbe`
+    /// probes the machine.
+    #[must_use]
+    pub fn requirements_probe(mut self, probe: Arc<dyn Probe + Send + Sync>) -> Self {
+        self.probe = Some(probe);
+        self
+    }
+
+    /// Skills every session loads before its first model call, as if the
+    /// model had called the load tool for them (so the transcript says so
+    /// and the prompt prefix only grows), besides those whose tier is
+    /// `preloaded`. All load or none: an unknown, `off` or needs-setup
+    /// skill fails the first turn before the model is called.
+    #[must_use]
+    pub fn preload<I, S>(mut self, skills: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.preload.extend(skills.into_iter().map(Into::into));
         self
     }
 
@@ -599,6 +670,34 @@ impl Agent {
 
     pub(crate) fn config(&self) -> &AgentBuilder {
         &self.inner.config
+    }
+
+    /// `base` with the requirements of `catalog`'s skills checked by the
+    /// agent's probe (tools against the agent's own tools); `base` as it is
+    /// without a probe.
+    pub(crate) fn session_policy(
+        &self,
+        catalog: &Catalog,
+        base: &VisibilityPolicy,
+    ) -> VisibilityPolicy {
+        let mut policy = base.clone();
+        if let Some(probe) = &self.inner.config.probe {
+            let config = &self.inner.config;
+            let mut tools: BTreeSet<&str> = config
+                .tools
+                .iter()
+                .chain(&config.tool_pool)
+                .map(|t| t.name.as_str())
+                .collect();
+            let reserved = self.reserved_tool_names();
+            tools.extend(reserved.iter().map(String::as_str));
+            let probe = AgentProbe {
+                probe: probe.as_ref(),
+                tools,
+            };
+            policy.check_requirements(catalog.entries(), &probe);
+        }
+        policy
     }
 
     /// Lists the provider's catalog (one async call).

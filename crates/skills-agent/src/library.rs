@@ -8,11 +8,14 @@
 //! [`Library::call`] directly. Both give the same bytes for the same call on
 //! a fresh session, and the same error texts: one code path.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::Value;
-use skills_core::{Catalog, Error, ErrorKind, LineRange, Skill, SkillMetadata, SkillProvider};
+use skills_core::{
+    Catalog, Error, ErrorKind, LineRange, Skill, SkillMetadata, SkillProvider, Tier,
+    VisibilityPolicy, describe_missing,
+};
 use tracing::Instrument as _;
 use tracing::field::Empty;
 
@@ -73,7 +76,13 @@ pub struct Library<'a> {
     surface: &'a Surface,
     on_demand: bool,
     search: Option<(&'a Arc<SearchCache>, u64)>,
+    policy: &'a VisibilityPolicy,
+    app_load: bool,
 }
+
+/// The policy of a library nobody gave one: every skill as it says itself.
+static DEFAULT_POLICY: std::sync::LazyLock<VisibilityPolicy> =
+    std::sync::LazyLock::new(VisibilityPolicy::default);
 
 impl<'a> Library<'a> {
     /// The skills of `catalog` (as listed by `provider`), called through the
@@ -89,7 +98,27 @@ impl<'a> Library<'a> {
             surface,
             on_demand: false,
             search: None,
+            policy: &DEFAULT_POLICY,
+            app_load: false,
         }
+    }
+
+    /// Says the loads come from the app, not the model (declared loads):
+    /// `manual` skills may then load.
+    #[must_use]
+    pub fn app_load(mut self, yes: bool) -> Self {
+        self.app_load = yes;
+        self
+    }
+
+    /// Decides visibility with `policy`: `off` skills are unknown, `manual`
+    /// ones load only after the user's mention, skills needing setup are
+    /// refused naming what is missing, and only listed ones are named in
+    /// hints and search hits.
+    #[must_use]
+    pub fn visibility(mut self, policy: &'a VisibilityPolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// Says the catalog is not in the prompt (errors then give the number of
@@ -204,7 +233,7 @@ impl<'a> Library<'a> {
     /// of the names of the skills the model may invoke, in catalog order,
     /// e.g. `["pdf-tools","weather"]`.
     pub fn list(&self) -> String {
-        render::json_names(visible(self.catalog).map(|m| m.name.as_str()))
+        render::json_names(visible(self.catalog, self.policy).map(|m| m.name.as_str()))
     }
 
     /// The body of the skill `name`, as a load returns it.
@@ -260,9 +289,11 @@ impl<'a> Library<'a> {
         self.list_docs_for(skill, false).await
     }
 
-    /// The skill's metadata, when the model may use it. A
-    /// `disable-model-invocation` skill is refused, except for a non-load
-    /// use (reading its files) once the user's mention loaded it (`loaded`).
+    /// The skill's metadata, when the model may use it. An `off` skill is
+    /// unknown; a `manual` one (`disable-model-invocation`) is refused,
+    /// except for a non-load use (reading its files) once the user's mention
+    /// loaded it (`loaded`); one needing setup is refused for a load, naming
+    /// what is missing.
     pub(crate) fn meta(
         &self,
         name: &str,
@@ -279,8 +310,28 @@ impl<'a> Library<'a> {
                 ),
             ));
         }
-        match self.catalog.get(name) {
-            Some(meta) if meta.extensions.disable_model_invocation && (for_load || !loaded) => {
+        let found = self
+            .catalog
+            .get(name)
+            .filter(|meta| self.policy.tier(meta) != Tier::Off);
+        match found {
+            Some(_) if for_load && !loaded && self.policy.missing(name).is_some() => {
+                let missing = self.policy.missing(name).unwrap_or_default();
+                Err(ToolError::new(
+                    ToolErrorKind::UnknownSkill,
+                    format!(
+                        "the skill `{name}` needs setup on this machine before it can work: \
+                         missing {}. Tell the user what is missing; do not try it. {}",
+                        describe_missing(missing),
+                        self.available_hint()
+                    ),
+                ))
+            }
+            Some(meta)
+                if self.policy.tier(meta) == Tier::Manual
+                    && !self.app_load
+                    && (for_load || !loaded) =>
+            {
                 Err(ToolError::new(
                     ToolErrorKind::UnknownSkill,
                     format!(
@@ -303,7 +354,9 @@ impl<'a> Library<'a> {
 
     /// What an error about an unknown skill adds: the skills available.
     pub(crate) fn available_hint(&self) -> String {
-        let names: Vec<&str> = visible(self.catalog).map(|m| m.name.as_str()).collect();
+        let names: Vec<&str> = visible(self.catalog, self.policy)
+            .map(|m| m.name.as_str())
+            .collect();
         let search = if self.search.is_some() {
             " Find skills with `search_skills`."
         } else {
@@ -544,7 +597,7 @@ impl<'a> Library<'a> {
             .filter_map(|hit| {
                 self.catalog
                     .get(&hit.name)
-                    .filter(|m| !m.extensions.disable_model_invocation)
+                    .filter(|m| self.policy.is_listed(m))
                     .map(|m| (hit.name.clone(), m.description.clone(), hit.score))
             })
             .collect();
@@ -610,12 +663,27 @@ pub(crate) fn record(field: &str, value: &str) {
     tracing::Span::current().record(field, value);
 }
 
-/// The skills of `catalog` the model may invoke.
-pub(crate) fn visible(catalog: &Catalog) -> impl Iterator<Item = &SkillMetadata> {
-    catalog
-        .entries()
-        .iter()
-        .filter(|m| !m.extensions.disable_model_invocation)
+/// The skills of `catalog` the model is told about (`policy` lists them).
+pub(crate) fn visible<'a>(
+    catalog: &'a Catalog,
+    policy: &'a VisibilityPolicy,
+) -> impl Iterator<Item = &'a SkillMetadata> {
+    catalog.entries().iter().filter(|m| policy.is_listed(m))
+}
+
+/// What the model is told about each skill of `catalog`: its description, or
+/// nothing for a `name-only` one. Catalog deltas compare these.
+pub(crate) fn announced(catalog: &Catalog, policy: &VisibilityPolicy) -> BTreeMap<String, String> {
+    visible(catalog, policy)
+        .map(|m| {
+            let description = if policy.tier(m) == Tier::NameOnly {
+                String::new()
+            } else {
+                m.description.clone()
+            };
+            (m.name.as_str().to_owned(), description)
+        })
+        .collect()
 }
 
 /// The folder of a skill the provider has in a local folder (the file system

@@ -43,6 +43,7 @@ mod engine {
     mod search;
     mod search_index;
     mod support;
+    mod tiers;
     mod tracing_spans;
 }
 

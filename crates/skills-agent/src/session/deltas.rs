@@ -9,7 +9,7 @@ use tracing::Instrument as _;
 use tracing::field::Empty;
 
 use crate::config::CatalogMode;
-use crate::library::visible;
+use crate::library::announced;
 use crate::message::{CATALOG_DELTA_KEY, Message};
 use crate::render;
 
@@ -42,9 +42,10 @@ impl Session {
         let listed_at = self.agent.search_cache().mark();
         let latest = self.agent.provider().list().await?;
         self.disclosure.listed_at = listed_at;
-        let now: BTreeMap<String, String> = visible(&latest)
-            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
-            .collect();
+        // New or changed skills get their requirements checked too.
+        let policy = self.agent.session_policy(&latest, &self.disclosure.policy);
+        self.disclosure.policy = std::sync::Arc::new(policy);
+        let now: BTreeMap<String, String> = announced(&latest, &self.disclosure.policy);
         self.disclosure.current = latest;
         let mut delta = CatalogDelta::default();
         for (name, description) in &now {
@@ -103,8 +104,10 @@ impl Session {
         if !matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
             return None;
         }
-        let pinned: BTreeMap<&str, &str> = visible(&self.disclosure.pinned)
-            .map(|m| (m.name.as_str(), m.description.as_str()))
+        let pinned_map = announced(&self.disclosure.pinned, &self.disclosure.policy);
+        let pinned: BTreeMap<&str, &str> = pinned_map
+            .iter()
+            .map(|(name, description)| (name.as_str(), description.as_str()))
             .collect();
         let mut delta = CatalogDelta::default();
         for (name, description) in &self.disclosure.announced {

@@ -4,13 +4,14 @@
 //! bodies kept for the legacy block, the fallback and compaction.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use skills_core::Catalog;
+use skills_core::{Catalog, Tier, VisibilityPolicy};
 
 use super::deltas::apply_delta_metadata;
 use super::join_nonempty;
 use crate::config::{Agent, CatalogMode, PromptContext};
-use crate::library::visible;
+use crate::library::announced;
 use crate::message::{CATALOG_DELTA_KEY, Message};
 use crate::render;
 use crate::surface::Surface;
@@ -35,6 +36,10 @@ pub(super) struct Disclosure {
     /// The search cache's mark taken just before the session last listed the
     /// provider: a search needs a library check newer than it.
     pub(super) listed_at: u64,
+    /// The agent's visibility policy with this session's requirement checks.
+    pub(super) policy: Arc<VisibilityPolicy>,
+    /// Set while the app's declared loads run: `manual` skills may load.
+    pub(super) app_loading: bool,
 }
 
 impl Disclosure {
@@ -48,10 +53,12 @@ impl Disclosure {
         listed_at: u64,
     ) -> (Self, String) {
         let config = agent.config();
+        let policy = Arc::new(agent.session_policy(&pinned, &config.visibility));
         let catalog_text = match &config.catalog {
             CatalogMode::InPrompt(options) => {
                 let mut options = options.clone();
                 options.load_tool = config.surface.load_tool().to_owned();
+                options.visibility = policy.clone();
                 pinned.render(&options)
             }
             CatalogMode::OnDemand => String::new(),
@@ -77,9 +84,7 @@ impl Disclosure {
                 join_nonempty(&config.instructions, &skills_part)
             }
         };
-        let mut announced: BTreeMap<String, String> = visible(&pinned)
-            .map(|m| (m.name.as_str().to_owned(), m.description.clone()))
-            .collect();
+        let mut announced: BTreeMap<String, String> = announced(&pinned, &policy);
         for message in messages {
             apply_delta_metadata(&mut announced, message);
         }
@@ -87,8 +92,10 @@ impl Disclosure {
         // can invoke one, from the start (no move later), or from the first
         // announced skill on.
         let skills_on = matches!(config.catalog, CatalogMode::OnDemand)
-            || pinned.entries().iter().any(|m| {
-                !m.extensions.disable_model_invocation || m.extensions.user_invocable != Some(false)
+            || pinned.entries().iter().any(|m| match policy.tier(m) {
+                Tier::Off => false,
+                Tier::Manual => m.extensions.user_invocable != Some(false),
+                _ => true,
             })
             || messages.iter().any(|m| m.has_metadata(CATALOG_DELTA_KEY));
         let disclosure = Self {
@@ -99,6 +106,8 @@ impl Disclosure {
             bodies: BTreeMap::new(),
             skills_on,
             listed_at,
+            policy,
+            app_loading: false,
         };
         (disclosure, catalog_text)
     }

@@ -74,7 +74,7 @@ impl Session {
         }
         let config = self.agent.config();
         let text = if config.tool_pool.iter().any(|t| t.name == call.name) {
-            let declaring: Vec<&str> = visible(&self.disclosure.current)
+            let declaring: Vec<&str> = visible(&self.disclosure.current, &self.disclosure.policy)
                 .filter(|m| m.declared_tools.contains(&call.name))
                 .map(|m| m.name.as_str())
                 .collect();
@@ -197,7 +197,9 @@ impl Session {
     pub(super) fn library(&self) -> Library<'_> {
         let agent = &self.agent;
         let library = Library::new(agent.provider(), &self.disclosure.current, agent.surface())
-            .on_demand(matches!(agent.config().catalog, CatalogMode::OnDemand));
+            .on_demand(matches!(agent.config().catalog, CatalogMode::OnDemand))
+            .visibility(&self.disclosure.policy)
+            .app_load(self.disclosure.app_loading);
         if agent.has_search() {
             library.search(agent.search_cache(), self.disclosure.listed_at)
         } else {

@@ -36,6 +36,7 @@ mod dispatch;
 mod docs;
 mod load;
 mod loop_support;
+mod preload;
 mod read;
 mod requests;
 mod search;

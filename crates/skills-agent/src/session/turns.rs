@@ -43,6 +43,19 @@ impl Session {
             ));
         }
         message.is_error = false;
+        // Declared loads happen before the first model call: checked and
+        // fetched before anything is written, written after the message.
+        let first = self
+            .transcript
+            .messages()
+            .iter()
+            .all(|m| m.role != crate::Role::Assistant);
+        let preloads = if first {
+            let names = self.pending_preloads();
+            self.prepare_preloads(&names).await?
+        } else {
+            Vec::new()
+        };
         let turn_ends = self.agent.config().lifetime == Lifetime::Turn;
         // Fetch every mentioned body first: a provider failure then leaves
         // the transcript untouched, so the caller can simply retry.
@@ -52,6 +65,7 @@ impl Session {
                 continue;
             };
             if meta.extensions.user_invocable == Some(false)
+                || self.disclosure.policy.tier(meta) == skills_core::Tier::Off
                 || (!turn_ends && self.is_loaded(&name))
             {
                 continue;
@@ -83,6 +97,7 @@ impl Session {
                 by_mention: true,
             });
         }
+        self.write_preloads(preloads).await;
         Ok(())
     }
 
