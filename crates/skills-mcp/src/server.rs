@@ -20,7 +20,10 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use skills_agent::{Agent, Library, Profile, Surface};
-use skills_core::{Catalog, ErrorKind, RenderOptions, SkillProvider};
+use skills_core::{
+    Catalog, ErrorKind, FilteredProvider, Probe, RenderOptions, SkillProvider, Tier,
+    VisibilityPolicy,
+};
 use skills_workspace::{SessionId, WorkspaceRuntime};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -39,7 +42,6 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
 /// Builds a [`SkillsServer`].
-#[derive(Debug)]
 pub struct SkillsServerBuilder {
     provider: Arc<dyn SkillProvider>,
     runtime: Option<Arc<dyn WorkspaceRuntime>>,
@@ -47,9 +49,49 @@ pub struct SkillsServerBuilder {
     poll_interval: Duration,
     name: String,
     version: String,
+    visibility: VisibilityPolicy,
+    probe: Option<Arc<dyn Probe + Send + Sync>>,
+}
+
+impl std::fmt::Debug for SkillsServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SkillsServerBuilder")
+            .field("provider", &self.provider)
+            .field("runtime", &self.runtime)
+            .field("page_size", &self.page_size)
+            .field("poll_interval", &self.poll_interval)
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("visibility", &self.visibility)
+            .field("probe", &self.probe.is_some())
+            .finish()
+    }
 }
 
 impl SkillsServerBuilder {
+    /// What clients and their models see of each skill (tiers, priorities):
+    /// `off` skills are served nowhere (not listed, not readable, not
+    /// loadable); `manual` ones are listed as resources but left out of the
+    /// instructions and refused to `load_skill`; `name-only` ones appear in
+    /// the instructions without a description. The server cannot load
+    /// anything before a client's model runs, so `preloaded` counts as
+    /// `pinned`.
+    #[must_use]
+    pub fn visibility(mut self, policy: VisibilityPolicy) -> Self {
+        self.visibility = policy;
+        self
+    }
+
+    /// Checks each skill's declared requirements with `probe`: a skill
+    /// needing setup is left out of the instructions and `load_skill`
+    /// refuses it naming what is missing (see
+    /// `AgentBuilder::requirements_probe`).
+    #[must_use]
+    pub fn requirements_probe(mut self, probe: Arc<dyn Probe + Send + Sync>) -> Self {
+        self.probe = Some(probe);
+        self
+    }
+
     /// Offers the run tools (`run_skill_command` and the interactive session
     /// tools) on `runtime`; without it only `load_skill` and
     /// `read_skill_file` are offered.
@@ -93,15 +135,32 @@ impl SkillsServerBuilder {
     /// [`ErrorKind::Provider`](crate::ErrorKind::Provider) when the first
     /// catalog cannot be read, [`ErrorKind::Config`](crate::ErrorKind::Config)
     /// when the fallback tools cannot be set up.
-    pub async fn build(self) -> Result<SkillsServer, Error> {
+    pub async fn build(mut self) -> Result<SkillsServer, Error> {
+        let policy = Arc::new(self.visibility.clone());
+        if self
+            .visibility
+            .skills
+            .values()
+            .any(|rule| rule.tier == Some(Tier::Off))
+            || self.visibility.default_tier == Tier::Off
+        {
+            let keep = Arc::clone(&policy);
+            self.provider = Arc::new(FilteredProvider::new(self.provider, move |m| {
+                keep.tier(m) != Tier::Off
+            }));
+        }
         let catalog = self.provider.list().await.map_err(|err| {
             Error::new(
                 McpErrorKind::Provider,
                 format!("cannot list the skills: {err}"),
             )
         })?;
-        let mut agent =
-            Agent::builder("skills-mcp", Arc::clone(&self.provider)).surface(Surface::Default);
+        let mut agent = Agent::builder("skills-mcp", Arc::clone(&self.provider))
+            .surface(Surface::Default)
+            .visibility(self.visibility.clone());
+        if let Some(probe) = &self.probe {
+            agent = agent.requirements_probe(Arc::clone(probe));
+        }
         if let Some(runtime) = &self.runtime {
             // A client that read SKILL.md through the extension has "loaded"
             // it without calling `load_skill`: runs are not gated on loads.
@@ -130,7 +189,7 @@ impl SkillsServerBuilder {
             .collect();
         let (changes, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
-            instructions: RwLock::new(instructions(&catalog)),
+            instructions: RwLock::new(instructions(&catalog, &policy, self.probe.as_deref())),
             index: RwLock::new(Arc::new(SkillIndex::new(catalog.clone()))),
             catalog: RwLock::new(catalog),
             provider: self.provider,
@@ -138,6 +197,8 @@ impl SkillsServerBuilder {
             agent,
             tools,
             manifests: Manifests::default(),
+            policy,
+            probe: self.probe,
             files: ResourceCache::default(),
             page_size: self.page_size,
             poll_interval: self.poll_interval,
@@ -204,6 +265,10 @@ struct Shared {
     index: RwLock<Arc<SkillIndex>>,
     instructions: RwLock<String>,
     manifests: Manifests,
+    /// Tiers and priorities for the instructions.
+    policy: Arc<VisibilityPolicy>,
+    /// Checks requirements for the instructions, when set.
+    probe: Option<Arc<dyn Probe + Send + Sync>>,
     /// Small files, per skill snapshot, for `resources/read`.
     files: ResourceCache,
     page_size: usize,
@@ -265,6 +330,8 @@ impl SkillsServer {
             poll_interval: DEFAULT_POLL_INTERVAL,
             name: "skills".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
+            visibility: VisibilityPolicy::default(),
+            probe: None,
         }
     }
 
@@ -385,8 +452,18 @@ impl SkillsServer {
     }
 }
 
-fn instructions(catalog: &Catalog) -> String {
-    catalog.render(&RenderOptions::default())
+/// The catalog for the `instructions` of `initialize`, as `policy` (with the
+/// requirements `probe` finds unmet) shows it.
+fn instructions(
+    catalog: &Catalog,
+    policy: &VisibilityPolicy,
+    probe: Option<&(dyn Probe + Send + Sync)>,
+) -> String {
+    let mut policy = policy.clone();
+    if let Some(probe) = probe {
+        policy.check_requirements(catalog.entries(), probe);
+    }
+    catalog.render(&RenderOptions::default().with_visibility(policy))
 }
 
 fn manifest_error(err: ManifestError) -> McpError {
@@ -487,7 +564,8 @@ async fn reload(shared: std::sync::Weak<Shared>, stop: CancellationToken) {
             *shared
                 .instructions
                 .write()
-                .unwrap_or_else(PoisonError::into_inner) = instructions(&catalog);
+                .unwrap_or_else(PoisonError::into_inner) =
+                instructions(&catalog, &shared.policy, shared.probe.as_deref());
             shared.manifests.retain(catalog.names());
             shared.changes.send_modify(|n| *n += 1);
         }
