@@ -24,16 +24,18 @@ use std::sync::Arc;
 
 use futures_util::StreamExt as _;
 use skills_agent::{
-    Agent, AgentBuilder, AgentMap, Approver, Attachment, CancelToken, Event, GrantLifetime,
-    Message, Model, ModelError, ModelErrorKind, ModelMap, Profile, RunEvent, Runner, RunnerBuilder,
-    Session, SessionStore, SessionWriter, StoreErrorKind, Surface, ToolCall, ToolPolicy, Usage,
+    Agent, AgentBuilder, AgentMap, Approver, Attachment, CancelToken, CatalogMode, Event,
+    GrantLifetime, Message, Model, ModelError, ModelErrorKind, ModelMap, Profile, RunEvent, Runner,
+    RunnerBuilder, Session, SessionStore, SessionWriter, StoreErrorKind, Surface, ToolCall,
+    ToolPolicy, Usage,
 };
-use skills_core::SkillProvider;
+use skills_core::{Budget, RenderOptions, SkillProvider};
 use skills_models::{Anthropic, OpenAiChat, OpenAiResponses};
 use skills_workspace::{SessionId, WorkspaceRuntime};
 
 use crate::runtime_flags::RuntimeFlags;
 
+use crate::config::Settings;
 use crate::failure::Failure;
 use crate::text;
 
@@ -83,6 +85,8 @@ pub(crate) struct AgentArgs {
     pub(crate) forks: ForkArgs,
     /// Files attached to the prompt.
     pub(crate) attach: Vec<std::path::PathBuf>,
+    /// Skills to load before the first model call.
+    pub(crate) preload: Vec<String>,
 }
 
 /// The largest file `--attach` takes.
@@ -237,6 +241,7 @@ fn prompt(arg: &str) -> Result<String, Failure> {
 pub(crate) fn run<W: Write>(
     args: AgentArgs,
     provider: Arc<dyn SkillProvider>,
+    settings: Settings,
     out: &mut W,
 ) -> Result<u8, Failure> {
     // Everything that can be refused is refused before the runtime starts.
@@ -248,12 +253,18 @@ pub(crate) fn run<W: Write>(
         .enable_all()
         .build()
         .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
-    runtime.block_on(drive(args, provider, (model, models), prompt, out))
+    runtime.block_on(drive(
+        args,
+        (provider, settings),
+        (model, models),
+        prompt,
+        out,
+    ))
 }
 
 async fn drive<W: Write>(
     args: AgentArgs,
-    provider: Arc<dyn SkillProvider>,
+    (provider, settings): (Arc<dyn SkillProvider>, Settings),
     (model, models): (Arc<dyn Model>, Option<ModelMap>),
     prompt: Message,
     out: &mut W,
@@ -268,7 +279,15 @@ async fn drive<W: Write>(
             "You are a helpful assistant. When a skill in the list fits the task, load it and \
              follow it.",
         )
-        .surface(surface.clone());
+        .surface(surface.clone())
+        .visibility(settings.policy.clone())
+        .preload(args.preload.iter().cloned());
+    if settings.budget.is_some() || settings.description_cap.is_some() {
+        builder = builder
+            .catalog(CatalogMode::InPrompt(RenderOptions::default().with_budget(
+                Budget::new(settings.budget, settings.description_cap),
+            )));
+    }
     let root = skills_exec::private_root("skills-agent");
     let runtime = match args.run {
         Some(mode) => Some(mode.runtime(&root, &args.runtime).await?),

@@ -44,6 +44,12 @@ pub(crate) struct Cli {
     #[arg(long, global = true)]
     pub(crate) refresh: bool,
 
+    /// Read tiers, priorities and the catalog budget from this file instead
+    /// of `~/.config/skills/config.toml` and the project's `skills.toml`
+    /// (also `$SKILLS_CONFIG`; see docs/config.md).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+
     /// Log what the libraries do to standard error: `-v` debug, `-vv` trace
     /// (default: off, or `$RUST_LOG` when set).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -206,6 +212,11 @@ pub(crate) enum Command {
         /// in Claude Code; with --session, the next `skills agent`).
         #[arg(long, value_enum, value_name = "LIFETIME", default_value = "load")]
         grant_lifetime: agent::GrantMode,
+        /// Load this skill before the first model call, as if the model had
+        /// (repeatable; with the config's `preloaded` skills). All load or
+        /// the run stops before the model is called.
+        #[arg(long = "preload", value_name = "SKILL")]
+        preload: Vec<String>,
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },

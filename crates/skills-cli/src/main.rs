@@ -17,6 +17,7 @@
 mod agent;
 mod catalog;
 mod cli;
+mod config;
 mod failure;
 mod list;
 mod logging;
@@ -85,6 +86,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         roots,
         standard_roots,
         refresh,
+        config,
         verbose,
         command,
     } = cli;
@@ -92,6 +94,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         roots,
         standard: standard_roots,
         refresh,
+        config,
     };
     match command {
         Command::Validate(args) => validate::run(args, &sources, out),
@@ -151,10 +154,12 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
             subagents,
             allowed_tools,
             grant_lifetime,
+            preload,
             paths,
         } => {
             runtime.require_run(run.is_some())?;
             runtime.require_container(run)?;
+            let settings = sources.settings()?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             agent::run(
@@ -177,8 +182,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                         grant_lifetime,
                     },
                     attach,
+                    preload,
                 },
                 provider,
+                settings,
                 &mut out,
             )
         }
@@ -193,6 +200,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         } => {
             runtime.require_run(run.is_some())?;
             runtime.require_container(run)?;
+            let settings = sources.settings()?;
             let provider = sources.provider(paths)?;
             out.flush()?;
             mcp::run(
@@ -204,6 +212,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                     limits,
                 },
                 provider,
+                settings,
             )
         }
     }

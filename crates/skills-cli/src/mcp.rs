@@ -14,6 +14,7 @@ use skills_core::SkillProvider;
 use skills_mcp::{HttpOptions, HttpServer, SkillsServer, TOKEN_ENV};
 
 use crate::agent::RunMode;
+use crate::config::Settings;
 use crate::failure::Failure;
 
 /// What `skills mcp` was asked to do.
@@ -66,7 +67,11 @@ pub(crate) fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 
 /// Runs `skills mcp` until the client goes away (stdio) or until SIGTERM or
 /// SIGINT; returns the exit code.
-pub(crate) fn run(args: McpArgs, provider: Arc<dyn SkillProvider>) -> Result<u8, Failure> {
+pub(crate) fn run(
+    args: McpArgs,
+    provider: Arc<dyn SkillProvider>,
+    settings: Settings,
+) -> Result<u8, Failure> {
     // Refused before anything starts.
     let token = std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty());
     if let Some(addr) = args.http
@@ -92,7 +97,7 @@ pub(crate) fn run(args: McpArgs, provider: Arc<dyn SkillProvider>) -> Result<u8,
         .enable_all()
         .build()
         .map_err(|err| Failure::usage(format!("cannot start the async runtime: {err}")))?;
-    let result = runtime.block_on(serve(args, provider, token));
+    let result = runtime.block_on(serve(args, (provider, settings), token));
     // Standard input is read on a blocking thread that no one can wake:
     // do not wait for it.
     runtime.shutdown_timeout(RUNTIME_GRACE);
@@ -101,7 +106,7 @@ pub(crate) fn run(args: McpArgs, provider: Arc<dyn SkillProvider>) -> Result<u8,
 
 async fn serve(
     args: McpArgs,
-    provider: Arc<dyn SkillProvider>,
+    (provider, settings): (Arc<dyn SkillProvider>, Settings),
     token: Option<String>,
 ) -> Result<u8, Failure> {
     let root = skills_exec::private_root("skills-mcp");
@@ -111,7 +116,8 @@ async fn serve(
     };
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
-        .poll_interval(args.poll);
+        .poll_interval(args.poll)
+        .visibility(settings.policy);
     if let Some(workspaces) = &workspaces {
         builder = builder.runtime(Arc::clone(workspaces));
     }

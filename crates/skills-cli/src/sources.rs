@@ -25,9 +25,16 @@ pub(crate) struct Sources {
     pub(crate) standard: bool,
     /// Revalidate URL roots instead of reusing the cache as it is.
     pub(crate) refresh: bool,
+    /// `--config FILE`.
+    pub(crate) config: Option<PathBuf>,
 }
 
 impl Sources {
+    /// The config files' settings (tiers, priorities, budget).
+    pub(crate) fn settings(&self) -> Result<crate::config::Settings, Failure> {
+        crate::config::Settings::load(self.config.as_deref())
+    }
+
     /// The explicit roots as local folders: `--root` and PATH arguments, else
     /// `$SKILLS_ROOT`, else `examples/skills` (unless standard roots are used).
     /// URLs are downloaded (or taken from the cache).

@@ -1478,3 +1478,89 @@ fn attach_sends_the_file_and_stages_it_for_runs() {
         assert!(text(&out.stderr).contains(needle), "{}", text(&out.stderr));
     }
 }
+
+/// `skills agent` run in `cwd` with a config folder of its own; returns the
+/// output and the request bodies.
+fn agent_in(cwd: &std::path::Path, flags: &[&str], replies: Vec<String>) -> (Output, Vec<String>) {
+    let server = serve(replies);
+    let examples = examples();
+    let mut args = vec!["agent", "--model", "openai:m", "--prompt", "Write it."];
+    args.extend_from_slice(flags);
+    args.push(&examples);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills"));
+    cmd.args(&args)
+        .current_dir(cwd)
+        .env_remove("SKILLS_ROOT")
+        .env_remove("SKILLS_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("XDG_CONFIG_HOME", cwd.join("no-user-config"))
+        .env("OPENAI_API_KEY", "sk-test")
+        .env("OPENAI_BASE_URL", &server.url)
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    let bodies = server.bodies.lock().unwrap().clone();
+    (out, bodies)
+}
+
+#[test]
+fn preload_loads_the_skill_before_the_first_model_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, bodies) = agent_in(
+        dir.path(),
+        &["--preload", "commit-message"],
+        vec![openai_text_reply("Done.")],
+    );
+    let stderr = text(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("[skill] loaded commit-message"), "{stderr}");
+    assert_eq!(bodies.len(), 1);
+    let body: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"], "{body}");
+    let call = &messages[2]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "load_skill");
+    assert_eq!(
+        call["function"]["arguments"],
+        "{\"name\":\"commit-message\"}"
+    );
+    assert_eq!(messages[3]["tool_call_id"], call["id"]);
+    assert!(
+        messages[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Conventional\n   Commits"),
+        "{}",
+        messages[3]["content"]
+    );
+
+    // The config's `preloaded` tier does the same; an unknown name stops the
+    // run before any request.
+    std::fs::write(
+        dir.path().join("skills.toml"),
+        "[skills.release-notes]\ntier = \"preloaded\"\n",
+    )
+    .unwrap();
+    let (out, bodies) = agent_in(dir.path(), &[], vec![openai_text_reply("Done.")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        bodies[0].contains("{\\\"name\\\":\\\"release-notes\\\"}"),
+        "{}",
+        bodies[0]
+    );
+    let (out, bodies) = agent_in(
+        dir.path(),
+        &["--preload", "no-such-skill"],
+        vec![openai_text_reply("Done.")],
+    );
+    assert!(!out.status.success());
+    assert!(
+        text(&out.stderr).contains("unknown: `no-such-skill`"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(bodies.is_empty(), "no model call: {bodies:?}");
+}

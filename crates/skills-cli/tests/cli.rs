@@ -1599,19 +1599,23 @@ fn catalog_over_budget_warns_naming_left_out_skills() {
         "{}",
         out.stderr
     );
-    // A budget that keeps some skills names exactly the ones left out.
+    // A budget that keeps some skills names exactly the ones left out (names
+    // long enough that leaving some out beats listing them by name).
     let many = Root::new();
-    for name in ["s1", "s2", "s3", "s4", "s5", "s6"] {
+    let names: Vec<String> = (10..40)
+        .map(|i| format!("a-rather-long-skill-name-{i}"))
+        .collect();
+    for name in &names {
         many.skill(name, "Short. Use it.", "Body.");
     }
     let many_arg = many.arg();
     let full = run(&["catalog", &many_arg]).expect_code(0);
     assert!(full.stderr.is_empty(), "{}", full.stderr);
     let full_len = full.stdout.chars().count();
-    let partial = (1..60)
-        .map(|step| full_len - step * 10)
+    let partial = (1..80)
+        .map(|step| full_len.saturating_sub(step * 25))
         .map(|budget| run(&["catalog", "--budget", &budget.to_string(), &many_arg]).expect_code(0))
-        .find(|out| out.stderr.contains("skill(s) left out") && !out.stderr.contains("6 of 6"))
+        .find(|out| out.stderr.contains("skill(s) left out") && !out.stderr.contains("30 of 30"))
         .expect("some budget keeps some skills");
     let left_out = partial
         .stderr
@@ -1619,8 +1623,8 @@ fn catalog_over_budget_warns_naming_left_out_skills() {
         .nth(1)
         .and_then(|rest| rest.lines().next())
         .expect("names");
-    for name in ["s1", "s2", "s3", "s4", "s5", "s6"] {
-        let shown = partial.stdout.contains(&format!("<skill name=\"{name}\">"));
+    for name in &names {
+        let shown = partial.stdout.contains(&format!("<skill name=\"{name}\""));
         assert_eq!(
             shown,
             !left_out.split(", ").any(|n| n == name),
@@ -1629,6 +1633,19 @@ fn catalog_over_budget_warns_naming_left_out_skills() {
             partial.stdout
         );
     }
+    // Descriptions went first: every skill still listed is listed by name.
+    assert!(
+        !partial.stdout.contains("Short. Use it."),
+        "{}",
+        partial.stdout
+    );
+    assert!(
+        partial
+            .stderr
+            .contains("skill(s) listed by name only to fit the budget: a-rather-long"),
+        "{}",
+        partial.stderr
+    );
     assert!(
         !partial.stderr.contains("over the budget"),
         "{}",

@@ -8,6 +8,7 @@ mod support;
 
 mod agent;
 mod cli;
+mod config;
 mod deploy;
 mod inspector;
 mod mcp;

@@ -38,7 +38,7 @@ pub(crate) enum Format {
 }
 
 /// `--budget`: `N` characters or `Nt` tokens.
-fn parse_budget(text: &str) -> Result<BudgetLimit, String> {
+pub(crate) fn parse_budget(text: &str) -> Result<BudgetLimit, String> {
     let bad = || {
         format!("invalid budget `{text}`: use N (characters) or Nt (tokens), e.g. 8000 or 2000t")
     };
@@ -58,6 +58,7 @@ pub(crate) fn run(
     sources: &Sources,
     out: &mut impl Write,
 ) -> Result<u8, Failure> {
+    let settings = sources.settings()?;
     let provider = sources.provider(args.paths)?;
     let catalog = block_on(provider.list())?;
     let format = match args.format {
@@ -65,13 +66,17 @@ pub(crate) fn run(
         Format::Markdown => CatalogFormat::Markdown,
         Format::Json => CatalogFormat::Json,
     };
-    let limit = args.budget;
-    let budget = Budget::new(limit, args.description_cap);
-    let mut rendered = catalog.render(
+    // Flags beat the config file.
+    let limit = args.budget.or(settings.budget);
+    let budget = Budget::new(limit, args.description_cap.or(settings.description_cap));
+    let policy = settings.policy.clone();
+    let report = catalog.render_report(
         &RenderOptions::default()
             .with_format(format)
-            .with_budget(budget),
+            .with_budget(budget)
+            .with_visibility(policy.clone()),
     );
+    let mut rendered = report.text.clone();
     if rendered.is_empty() && format == CatalogFormat::Json {
         // JSON output is always a JSON document.
         rendered = EMPTY_JSON_CATALOG.to_owned();
@@ -80,8 +85,12 @@ pub(crate) fn run(
     // terminal (the renderer drops control characters already).
     let shown = text::for_terminal(&rendered, io::stdout().is_terminal());
     out.write_all(shown.as_bytes())?;
-    for warning in warnings::warnings(&catalog, format, limit, &rendered) {
-        eprintln!("warning: {warning}");
+    for warning in settings
+        .warnings(&catalog)
+        .into_iter()
+        .chain(warnings::warnings(&catalog, &policy, limit, &report))
+    {
+        eprintln!("warning: {}", text::line(&warning));
     }
     warn_skipped(provider.as_ref());
     Ok(0)
