@@ -111,3 +111,7 @@ pub use tool::{ToolError, ToolErrorKind, ToolSpec};
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/agent.md")]
 struct AgentGuide;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/tiers.md")]
+struct TiersGuide;
