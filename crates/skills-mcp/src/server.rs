@@ -187,9 +187,11 @@ impl SkillsServerBuilder {
                 annotate(Tool::new(spec.name, spec.description, schema))
             })
             .collect();
+        let checked_policy = checked(&catalog, &policy, self.probe.as_deref());
         let (changes, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
-            instructions: RwLock::new(instructions(&catalog, &policy, self.probe.as_deref())),
+            instructions: RwLock::new(instructions(&catalog, &checked_policy)),
+            checked: RwLock::new(checked_policy),
             index: RwLock::new(Arc::new(SkillIndex::new(catalog.clone()))),
             catalog: RwLock::new(catalog),
             provider: self.provider,
@@ -265,8 +267,10 @@ struct Shared {
     index: RwLock<Arc<SkillIndex>>,
     instructions: RwLock<String>,
     manifests: Manifests,
-    /// Tiers and priorities for the instructions.
+    /// Tiers and priorities.
     policy: Arc<VisibilityPolicy>,
+    /// `policy` with the latest catalog's requirements checked.
+    checked: RwLock<Arc<VisibilityPolicy>>,
     /// Checks requirements for the instructions, when set.
     probe: Option<Arc<dyn Probe + Send + Sync>>,
     /// Small files, per skill snapshot, for `resources/read`.
@@ -452,18 +456,22 @@ impl SkillsServer {
     }
 }
 
-/// The catalog for the `instructions` of `initialize`, as `policy` (with the
-/// requirements `probe` finds unmet) shows it.
-fn instructions(
+/// `policy` with the requirements `probe` finds unmet in `catalog`.
+fn checked(
     catalog: &Catalog,
     policy: &VisibilityPolicy,
     probe: Option<&(dyn Probe + Send + Sync)>,
-) -> String {
+) -> Arc<VisibilityPolicy> {
     let mut policy = policy.clone();
     if let Some(probe) = probe {
         policy.check_requirements(catalog.entries(), probe);
     }
-    catalog.render(&RenderOptions::default().with_visibility(policy))
+    Arc::new(policy)
+}
+
+/// The catalog for the `instructions` of `initialize`, as `policy` shows it.
+fn instructions(catalog: &Catalog, policy: &Arc<VisibilityPolicy>) -> String {
+    catalog.render(&RenderOptions::default().with_visibility(Arc::clone(policy)))
 }
 
 fn manifest_error(err: ManifestError) -> McpError {
@@ -561,11 +569,16 @@ async fn reload(shared: std::sync::Weak<Shared>, stop: CancellationToken) {
         // snapshot: the manifest cache notices that by itself.
         if changed {
             tracing::info!(skills = catalog.len(), "the catalog changed");
+            let policy = checked(&catalog, &shared.policy, shared.probe.as_deref());
+            let text = instructions(&catalog, &policy);
+            *shared
+                .checked
+                .write()
+                .unwrap_or_else(PoisonError::into_inner) = policy;
             *shared
                 .instructions
                 .write()
-                .unwrap_or_else(PoisonError::into_inner) =
-                instructions(&catalog, &shared.policy, shared.probe.as_deref());
+                .unwrap_or_else(PoisonError::into_inner) = text;
             shared.manifests.retain(catalog.names());
             shared.changes.send_modify(|n| *n += 1);
         }
@@ -793,7 +806,15 @@ impl ServerHandler for SkillsServer {
             .list()
             .await
             .map_err(|err| McpError::internal_error(err.to_string(), None))?;
-        let library = Library::new(provider, &catalog, self.shared.agent.surface());
+        let policy = Arc::clone(
+            &self
+                .shared
+                .checked
+                .read()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        let library =
+            Library::new(provider, &catalog, self.shared.agent.surface()).visibility(&policy);
         let result = match library.call(&name, &arguments).await {
             Some(result) => result,
             None => match self

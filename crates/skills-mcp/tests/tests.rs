@@ -569,3 +569,81 @@ mod it {
     mod in_code;
     mod paths;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiers_decide_what_clients_and_models_see() {
+    use skills_core::{Tier, VisibilityPolicy};
+    let dir = Library::new()
+        .skill(SkillDir::new("alpha", "Does alpha things.").body("Alpha body.\n"))
+        .skill(SkillDir::new("beta", "Does beta things.").body("Beta body.\n"))
+        .skill(SkillDir::new("gamma", "Does gamma things.").body("Gamma body.\n"))
+        .write_temp()
+        .unwrap();
+    let provider = FsProvider::new(vec![dir.path().to_path_buf()], FsOptions::default());
+    let server = SkillsServer::builder(Arc::new(provider))
+        .visibility(
+            VisibilityPolicy::new()
+                .with_tier("alpha", Tier::NameOnly)
+                .with_tier("beta", Tier::Off)
+                .with_tier("gamma", Tier::Manual),
+        )
+        .build()
+        .await
+        .unwrap();
+    let instructions = server.instructions();
+    assert!(
+        instructions.contains("<skill name=\"alpha\"/>"),
+        "{instructions}"
+    );
+    assert!(
+        !instructions.contains("beta") && !instructions.contains("gamma"),
+        "{instructions}"
+    );
+    let client = connect(&server, ()).await;
+    // Off is served nowhere; manual stays a resource for the client's user.
+    let uris: Vec<String> = client
+        .list_all_resources()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    assert!(
+        uris.iter().any(|u| u.starts_with("skill://alpha")),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().any(|u| u.starts_with("skill://gamma")),
+        "{uris:?}"
+    );
+    assert!(!uris.iter().any(|u| u.contains("beta")), "{uris:?}");
+    assert!(
+        client
+            .read_resource(ReadResourceRequestParams::new("skill://beta/SKILL.md"))
+            .await
+            .is_err()
+    );
+    let load = |name: &'static str| {
+        let client = &client;
+        async move {
+            let args = serde_json::json!({ "name": name });
+            client
+                .call_tool(
+                    CallToolRequestParams::new("load_skill")
+                        .with_arguments(args.as_object().unwrap().clone()),
+                )
+                .await
+                .unwrap()
+        }
+    };
+    let beta = load("beta").await;
+    assert_eq!(beta.is_error, Some(true));
+    assert!(format!("{:?}", beta.content).contains("no skill is named `beta`"));
+    let gamma = load("gamma").await;
+    assert_eq!(gamma.is_error, Some(true));
+    assert!(format!("{:?}", gamma.content).contains("can only be invoked by the user"));
+    let alpha = load("alpha").await;
+    assert_ne!(alpha.is_error, Some(true));
+    assert!(format!("{:?}", alpha.content).contains("Alpha body."));
+    client.cancel().await.unwrap();
+}
