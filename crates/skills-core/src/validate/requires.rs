@@ -347,13 +347,13 @@ mod tests {
         os: &[&str],
     ) -> Requirements {
         let own = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect();
-        let mut req = Requirements::default();
-        req.bins = own(bins);
-        req.any_bins = own(any_bins);
-        req.env = own(env);
-        req.tools = own(tools);
-        req.os = own(os);
-        req
+        Requirements {
+            bins: own(bins),
+            any_bins: own(any_bins),
+            env: own(env),
+            tools: own(tools),
+            os: own(os),
+        }
     }
 
     #[test]
