@@ -23,6 +23,7 @@ mod logging;
 mod mcp;
 mod read;
 mod report;
+mod requirements;
 mod run;
 mod runtime_flags;
 mod sessions;
