@@ -75,6 +75,12 @@ pub struct ProvidersGuide;
 #[doc = include_str!("../../../docs/remote-roots.md")]
 pub struct RemoteRootsGuide;
 
+/// The example in `docs/skill-format.md` ("Requirements"), compiled and run
+/// as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/skill-format.md")]
+pub struct SkillFormatGuide;
+
 /// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/standard-roots.md")]
