@@ -9,6 +9,7 @@ mod support;
 mod agent;
 mod cli;
 mod deploy;
+mod index;
 mod inspector;
 mod mcp;
 mod parity;
