@@ -70,6 +70,11 @@ pub(crate) enum Command {
     /// Print the catalog a model sees in its system prompt.
     #[command(after_help = AFTER_HELP)]
     Catalog(crate::catalog::CatalogArgs),
+    /// Publish the skills under DIR as a well-known skills index (schema
+    /// 0.2.0): writes OUT/.well-known/agent-skills/index.json, each skill's
+    /// SKILL.md (a skill that is only that file) or a .tar.gz of its folder,
+    /// with SHA-256 digests. The same skills always give the same bytes.
+    Index(crate::index::IndexArgs),
     /// Print one skill: its metadata, files and body.
     #[command(after_help = AFTER_HELP)]
     Show(crate::show::ShowArgs),

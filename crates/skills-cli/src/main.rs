@@ -2,7 +2,7 @@
 //!
 //! A thin binary over the library crates: `main` parses the arguments
 //! (`cli`) and hands each command to its own module (`validate`, `list`,
-//! `catalog`, `show`, `read`, `report`, `run`, `agent`, `sessions`, `mcp`),
+//! `catalog`, `index`, `show`, `read`, `report`, `run`, `agent`, `sessions`, `mcp`),
 //! which calls the libraries and prints. Shared by the commands: where
 //! skills come from (`sources`), how a command fails (`failure`), escaping
 //! for the terminal (`text`), `-v` logging (`logging`) and stopping on a
@@ -19,11 +19,13 @@ mod catalog;
 mod cli;
 mod config;
 mod failure;
+mod index;
 mod list;
 mod logging;
 mod mcp;
 mod read;
 mod report;
+mod requirements;
 mod run;
 mod runtime_flags;
 mod sessions;
@@ -100,6 +102,7 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         Command::Validate(args) => validate::run(args, &sources, out),
         Command::List(args) => list::run(args, &sources, out),
         Command::Catalog(args) => catalog::run(args, &sources, out),
+        Command::Index(args) => index::run(args, out),
         Command::Show(args) => show::run(args, &sources, out),
         Command::Read(args) => read::run(args, &sources, out),
         Command::Report(args) => report::run(args, &sources, out),

@@ -38,14 +38,23 @@ impl Run {
     }
 }
 
-fn run_in(cwd: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_skills"))
+/// The binary with `args`, in `cwd`, without `RUST_BACKTRACE` and `SKILLS_ROOT`.
+fn command_in(cwd: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_skills"));
+    command
         .args(args)
         .current_dir(cwd)
         .env_remove("RUST_BACKTRACE")
-        .env_remove("SKILLS_ROOT")
-        .output()
-        .expect("the skills binary runs");
+        .env_remove("SKILLS_ROOT");
+    command
+}
+
+fn run_in(cwd: &Path, args: &[&str]) -> Run {
+    output_of(&mut command_in(cwd, args))
+}
+
+fn output_of(command: &mut Command) -> Run {
+    let output = command.output().expect("the skills binary runs");
     Run {
         code: output
             .status
@@ -664,6 +673,90 @@ fn list_accepts_root_flags() {
         .filter_map(|l| l.split_whitespace().next())
         .collect();
     assert_eq!(names, ["one", "two"]);
+}
+
+/// Runs `skills ARGS` in a fresh folder with `PATH` set to `path` and the
+/// variables in `env` set (and `SKILLS_TEST_UNSET_7F3A` unset).
+#[cfg(unix)]
+fn run_with_path(args: &[&str], path: &Path, env: &[(&str, &str)]) -> Run {
+    let cwd = tempfile::tempdir().expect("temp cwd");
+    output_of(
+        command_in(cwd.path(), args)
+            .env_remove("SKILLS_TEST_UNSET_7F3A")
+            .env("PATH", path)
+            .envs(env.iter().copied()),
+    )
+}
+
+/// `needy` (a program and a variable this machine lacks) and `ready` (an
+/// OpenClaw-style declaration of `fake-tool`, which the returned `PATH`
+/// folder holds, and `SKILLS_TEST_SET_7F3A`).
+#[cfg(unix)]
+fn root_with_requirements() -> (Root, TempDir) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = Root::new();
+    root.write(
+        "needy/SKILL.md",
+        "---\nname: needy\ndescription: Needs what is missing. Use it for tests.\nmetadata:\n  requires:\n    bins:\n      - surely-missing-tool-7f3a\n    env:\n      - SKILLS_TEST_UNSET_7F3A\n---\nBody.\n",
+    )
+    .write(
+        "ready/SKILL.md",
+        "---\nname: ready\ndescription: Has what it needs. Use it for tests.\nmetadata: {\"openclaw\": {\"requires\": {\"bins\": [\"fake-tool\"], \"env\": [\"SKILLS_TEST_SET_7F3A\"]}}}\n---\nBody.\n",
+    );
+    let bin = tempfile::tempdir().expect("temp PATH folder");
+    let tool = bin.path().join("fake-tool");
+    fs::write(&tool, "#!/bin/sh\n").expect("write fake-tool");
+    fs::set_permissions(&tool, fs::Permissions::from_mode(0o755)).expect("chmod");
+    (root, bin)
+}
+
+#[cfg(unix)]
+#[test]
+fn list_marks_skills_that_need_setup() {
+    let (root, bin) = root_with_requirements();
+    let arg = root.arg();
+    let env = [("SKILLS_TEST_SET_7F3A", "1")];
+
+    let out = run_with_path(&["list", &arg], bin.path(), &env).expect_code(0);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "needy  [needs setup: bin surely-missing-tool-7f3a; env SKILLS_TEST_UNSET_7F3A] Needs what is missing. Use it for tests.",
+            "ready  Has what it needs. Use it for tests.",
+        ]
+    );
+    assert_eq!(
+        out.stderr.trim_end(),
+        "warning[requirement-unmet]: `needy` needs setup: bin surely-missing-tool-7f3a; env SKILLS_TEST_UNSET_7F3A; it is left out of the model's catalog"
+    );
+
+    let out = run_with_path(&["list", "--json", &arg], bin.path(), &env).expect_code(0);
+    let json = out.json();
+    let entries = json.as_array().expect("an array");
+    assert_eq!(
+        entries[0]["needs_setup"],
+        serde_json::json!([
+            {"kind": "bin", "name": "surely-missing-tool-7f3a"},
+            {"kind": "env", "name": "SKILLS_TEST_UNSET_7F3A"},
+        ])
+    );
+    assert_eq!(entries[1]["name"], "ready");
+    assert!(entries[1].get("needs_setup").is_none(), "{}", entries[1]);
+    assert_eq!(
+        entries[1]["parsed"]["extensions"]["requires"],
+        serde_json::json!({"bins": ["fake-tool"], "env": ["SKILLS_TEST_SET_7F3A"]})
+    );
+    assert!(out.stderr.contains("requirement-unmet"), "{}", out.stderr);
+
+    // Without the variable, `ready` needs setup too.
+    let out = run_with_path(&["list", &arg], bin.path(), &[]).expect_code(0);
+    assert!(
+        out.stdout
+            .contains("ready  [needs setup: env SKILLS_TEST_SET_7F3A] Has what it needs."),
+        "{}",
+        out.stdout
+    );
 }
 
 // ----------------------------------------------------------------- catalog

@@ -10,6 +10,7 @@ mod agent;
 mod cli;
 mod config;
 mod deploy;
+mod index;
 mod inspector;
 mod mcp;
 mod parity;

@@ -2,7 +2,7 @@
 //! variables, host tools, operating systems), and a pure check of those needs
 //! against a [`Probe`].
 //!
-//! The parsing of the spellings found in the wild lives in `validate.rs`; this
+//! The parsing of the spellings found in the wild lives in `validate/requires.rs`; this
 //! module holds the parsed shape and the check. The check asks a [`Probe`]
 //! instead of the machine, so this crate stays free of I/O: `skills-fs` offers
 //! a probe of the real machine, tests pass their own.
@@ -116,8 +116,12 @@ pub trait Probe {
 }
 
 /// One unmet requirement.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+///
+/// Serializes as an object with a `kind` (`bin`, `any_bin`, `env`, `tool`,
+/// `os`) and the names: `{"kind": "bin", "name": "jq"}`, `{"kind":
+/// "any_bin", "names": ["rg", "ag"]}`, `{"kind": "os", "allowed": ["macos"],
+/// "actual": "linux"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Missing {
     /// A program that is not on `PATH`.
@@ -135,6 +139,41 @@ pub enum Missing {
         /// This one.
         actual: String,
     },
+}
+
+impl Serialize for Missing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(Some(if matches!(self, Self::Os { .. }) {
+            3
+        } else {
+            2
+        }))?;
+        match self {
+            Self::Bin(name) => {
+                map.serialize_entry("kind", "bin")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::AnyBin(names) => {
+                map.serialize_entry("kind", "any_bin")?;
+                map.serialize_entry("names", names)?;
+            }
+            Self::Env(name) => {
+                map.serialize_entry("kind", "env")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::Tool(name) => {
+                map.serialize_entry("kind", "tool")?;
+                map.serialize_entry("name", name)?;
+            }
+            Self::Os { allowed, actual } => {
+                map.serialize_entry("kind", "os")?;
+                map.serialize_entry("allowed", allowed)?;
+                map.serialize_entry("actual", actual)?;
+            }
+        }
+        map.end()
+    }
 }
 
 impl fmt::Display for Missing {
@@ -202,6 +241,25 @@ mod tests {
             ..Requirements::default()
         };
         assert!(fine.missing(&Fake).is_empty());
+    }
+
+    #[test]
+    fn missing_serializes_as_objects_with_a_kind() {
+        let all = [
+            Missing::Bin("jq".into()),
+            Missing::AnyBin(vec!["rg".into(), "ag".into()]),
+            Missing::Env("TOKEN".into()),
+            Missing::Tool("github".into()),
+            Missing::Os {
+                allowed: vec!["macos".into()],
+                actual: "linux".into(),
+            },
+        ];
+        let json = serde_json::to_string(&all).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            json,
+            r#"[{"kind":"bin","name":"jq"},{"kind":"any_bin","names":["rg","ag"]},{"kind":"env","name":"TOKEN"},{"kind":"tool","name":"github"},{"kind":"os","allowed":["macos"],"actual":"linux"}]"#
+        );
     }
 
     #[test]

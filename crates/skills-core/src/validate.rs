@@ -15,6 +15,8 @@ use crate::metadata::{
 use crate::name::{self, MAX_NAME_CHARS, ReservedNames, SkillName};
 use crate::tools_section::declared_tools;
 
+mod requires;
+
 pub(crate) use crate::frontmatter::DEFAULT_MAX_FRONTMATTER_BYTES;
 
 /// How strictly a skill is judged (F-FMT-3).
@@ -431,7 +433,20 @@ fn parse_inner(
         },
     };
     let license = fields.string_or_warn("license", out);
-    let metadata = check_metadata(&fields, out);
+    // Lenient mode reads a `metadata` written as one JSON string (OpenClaw's
+    // habit) as the map it holds, and the requirement spellings in it.
+    let inline_metadata = if strict {
+        None
+    } else {
+        fields.get("metadata").and_then(requires::inline_map)
+    };
+    let metadata_node = inline_metadata.as_ref().or(fields.get("metadata"));
+    let quiet_keys = if strict {
+        &[][..]
+    } else {
+        requires::METADATA_KEYS
+    };
+    let metadata = check_metadata(metadata_node, quiet_keys, out);
     let allowed_tools = match fields.get("allowed-tools") {
         None => Vec::new(),
         Some(node) => match node.value.as_str() {
@@ -454,7 +469,9 @@ fn parse_inner(
     let extensions = if strict {
         Extensions::default()
     } else {
-        check_extensions(&fields, out)
+        let mut extensions = check_extensions(&fields, out);
+        extensions.requires = requires::read(&entries, metadata_node, out);
+        extensions
     };
 
     let ((name, title), description) = (name?, description?);
@@ -983,9 +1000,15 @@ fn is_rule(line: &str) -> bool {
         && chars.all(|c| c == first)
 }
 
-fn check_metadata(fields: &Fields<'_>, out: &mut Vec<Diagnostic>) -> BTreeMap<String, String> {
+/// The `metadata` map's string values. Other values are dropped with a
+/// warning, except under `quiet_keys` (read as requirements instead).
+fn check_metadata(
+    node: Option<&YamlNode>,
+    quiet_keys: &[&str],
+    out: &mut Vec<Diagnostic>,
+) -> BTreeMap<String, String> {
     let mut map = BTreeMap::new();
-    let Some(node) = fields.get("metadata") else {
+    let Some(node) = node else {
         return map;
     };
     let YamlValue::Mapping(entries) = &node.value else {
@@ -1006,6 +1029,7 @@ fn check_metadata(fields: &Fields<'_>, out: &mut Vec<Diagnostic>) -> BTreeMap<St
             Some(text) => {
                 map.insert(key.clone(), text.to_owned());
             }
+            None if quiet_keys.contains(&key.as_str()) => {}
             None => out.push(
                 Diagnostic::warning(
                     Code::MetadataValueNotString,

@@ -17,6 +17,7 @@ mod it {
     mod marketplace;
     mod props;
     mod provider_conformance;
+    mod requirements;
     mod search;
     mod support;
     mod tagging;

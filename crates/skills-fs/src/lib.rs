@@ -32,6 +32,7 @@ mod discover;
 mod lint;
 mod options;
 mod parallel;
+mod probe;
 mod provider;
 mod read;
 #[cfg(feature = "remote")]
@@ -52,6 +53,7 @@ pub use options::{
     DEFAULT_COOLDOWN, DEFAULT_MAX_RESOURCE_BYTES, DEFAULT_MAX_SKILL_MD_BYTES, DEFAULT_SKIP_DIRS,
     FsOptions,
 };
+pub use probe::SystemProbe;
 pub use provider::FsProvider;
 pub use read::LISTING_WALK_CAP;
 pub use skill_fs::SkillFs;
@@ -72,6 +74,12 @@ pub struct ProvidersGuide;
 #[cfg(all(doctest, feature = "remote"))]
 #[doc = include_str!("../../../docs/remote-roots.md")]
 pub struct RemoteRootsGuide;
+
+/// The example in `docs/skill-format.md` ("Requirements"), compiled and run
+/// as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/skill-format.md")]
+pub struct SkillFormatGuide;
 
 /// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -22,6 +22,7 @@ mod it {
     mod listing;
     mod nested;
     mod paths;
+    mod probe;
     mod provider;
     mod provider_conformance;
     mod races;
