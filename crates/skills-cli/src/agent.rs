@@ -281,6 +281,7 @@ async fn drive<W: Write>(
         )
         .surface(surface.clone())
         .visibility(settings.policy.clone())
+        .requirements_probe(Arc::new(skills_fs::SystemProbe::new()))
         .preload(args.preload.iter().cloned());
     if settings.budget.is_some() || settings.description_cap.is_some() {
         builder = builder

@@ -117,7 +117,8 @@ async fn serve(
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
         .poll_interval(args.poll)
-        .visibility(settings.policy);
+        .visibility(settings.policy)
+        .requirements_probe(Arc::new(skills_fs::SystemProbe::new()));
     if let Some(workspaces) = &workspaces {
         builder = builder.runtime(Arc::clone(workspaces));
     }

@@ -200,3 +200,39 @@ fn the_budget_comes_from_the_config_and_flags_beat_it() {
             .all(|(_, described)| *described)
     );
 }
+
+#[test]
+fn the_catalog_leaves_out_skills_this_machine_cannot_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    for (name, extra) in [
+        ("needs-jq", "metadata:\n  requires:\n    bins: [skills-test-no-such-bin]\n"),
+        ("needs-env", "requires:\n  env: [SKILLS_TEST_UNSET_VAR]\n"),
+        ("plain", ""),
+    ] {
+        fs::create_dir_all(root.join(name)).unwrap();
+        fs::write(
+            root.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill. Use it.\n{extra}---\nBody.\n"),
+        )
+        .unwrap();
+    }
+    let out = skills(dir.path(), dir.path(), &["catalog", root.to_str().unwrap()], &[]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(listed(&text(&out.stdout)), [("plain".to_owned(), true)]);
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("`needs-jq` needs setup: bin skills-test-no-such-bin")
+            && stderr.contains("`needs-env` needs setup: env SKILLS_TEST_UNSET_VAR"),
+        "{stderr}"
+    );
+    // Set the variable and the skill is back.
+    let out = skills(
+        dir.path(),
+        dir.path(),
+        &["catalog", root.to_str().unwrap()],
+        &[("SKILLS_TEST_UNSET_VAR", "1")],
+    );
+    let names: Vec<String> = listed(&text(&out.stdout)).into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["needs-env", "plain"]);
+}

@@ -69,7 +69,9 @@ pub(crate) fn run(
     // Flags beat the config file.
     let limit = args.budget.or(settings.budget);
     let budget = Budget::new(limit, args.description_cap.or(settings.description_cap));
-    let policy = settings.policy.clone();
+    // Skills this machine cannot run stay out, with a warning each.
+    let mut policy = settings.policy.clone();
+    let unmet = crate::requirements::check(&mut policy, catalog.entries());
     let report = catalog.render_report(
         &RenderOptions::default()
             .with_format(format)
@@ -85,6 +87,9 @@ pub(crate) fn run(
     // terminal (the renderer drops control characters already).
     let shown = text::for_terminal(&rendered, io::stdout().is_terminal());
     out.write_all(shown.as_bytes())?;
+    for diagnostic in &unmet {
+        eprintln!("{}", text::line(&diagnostic.to_string()));
+    }
     for warning in settings
         .warnings(&catalog)
         .into_iter()
