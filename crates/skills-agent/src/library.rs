@@ -77,7 +77,6 @@ pub struct Library<'a> {
     on_demand: bool,
     search: Option<(&'a Arc<SearchCache>, u64)>,
     policy: &'a VisibilityPolicy,
-    app_load: bool,
 }
 
 /// The policy of a library nobody gave one: every skill as it says itself.
@@ -99,16 +98,7 @@ impl<'a> Library<'a> {
             on_demand: false,
             search: None,
             policy: &DEFAULT_POLICY,
-            app_load: false,
         }
-    }
-
-    /// Says the loads come from the app, not the model (declared loads):
-    /// `manual` skills may then load.
-    #[must_use]
-    pub fn app_load(mut self, yes: bool) -> Self {
-        self.app_load = yes;
-        self
     }
 
     /// Decides visibility with `policy`: `off` skills are unknown, `manual`
@@ -327,11 +317,7 @@ impl<'a> Library<'a> {
                     ),
                 ))
             }
-            Some(meta)
-                if self.policy.tier(meta) == Tier::Manual
-                    && !self.app_load
-                    && (for_load || !loaded) =>
-            {
+            Some(meta) if self.policy.tier(meta) == Tier::Manual && (for_load || !loaded) => {
                 Err(ToolError::new(
                     ToolErrorKind::UnknownSkill,
                     format!(
@@ -598,7 +584,15 @@ impl<'a> Library<'a> {
                 self.catalog
                     .get(&hit.name)
                     .filter(|m| self.policy.is_listed(m))
-                    .map(|m| (hit.name.clone(), m.description.clone(), hit.score))
+                    .map(|m| {
+                        // A name-only skill's description stays unseen.
+                        let description = if self.policy.tier(m) == Tier::NameOnly {
+                            String::new()
+                        } else {
+                            m.description.clone()
+                        };
+                        (hit.name.clone(), description, hit.score)
+                    })
             })
             .collect();
         tracing::Span::current().record("hits", hits.len());

@@ -36,6 +36,9 @@ pub(crate) const STAGED_KEY: &str = "skills.staged_attachments";
 /// Metadata key marking a skill injected because the user mentioned it
 /// (`$name`, F-DIS-14).
 pub(crate) const MENTION_KEY: &str = "skills.mention";
+/// Metadata marking the assistant message that carries the app's declared
+/// loads: it is not an answer of the model.
+pub(crate) const PRELOAD_KEY: &str = "skills.preload";
 
 /// A tool call the model made.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

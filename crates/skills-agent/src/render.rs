@@ -232,12 +232,17 @@ pub(crate) fn skill_doc(skill: &str, content: &ResourceContent) -> String {
 pub(crate) fn skill_lines<'a>(entries: impl IntoIterator<Item = (&'a str, &'a str)>) -> String {
     let mut out = String::new();
     for (name, description) in entries {
-        let _ = writeln!(
-            out,
-            "<skill name=\"{}\">{}</skill>",
-            attr(name),
-            attr(description)
-        );
+        // A name-only skill has no description: the catalog's own form.
+        if description.is_empty() {
+            let _ = writeln!(out, "<skill name=\"{}\"/>", attr(name));
+        } else {
+            let _ = writeln!(
+                out,
+                "<skill name=\"{}\">{}</skill>",
+                attr(name),
+                attr(description)
+            );
+        }
     }
     out
 }

@@ -1215,7 +1215,12 @@ impl<'c> Run<'c> {
             failed(format!("the sub-agent could not start: {}", err.message()))
         };
         let mut sub = match fork.mode {
-            ContextMode::Fork => agent.start_session().await.map_err(start)?,
+            ContextMode::Fork => {
+                let mut sub = agent.start_session().await.map_err(start)?;
+                // The parent made the declared loads already.
+                sub.without_preloads();
+                sub
+            }
             ContextMode::ForkWithContext => {
                 // The conversation up to the answer that asked for the fork
                 // (its calls have no results in the copy).
@@ -1244,7 +1249,9 @@ impl<'c> Run<'c> {
                         .pinned_catalog()
                         .clone()
                 };
-                agent.resume_session(pinned, history).await.map_err(start)?
+                let mut sub = agent.resume_session(pinned, history).await.map_err(start)?;
+                sub.without_preloads();
+                sub
             }
         };
         let body = crate::library::loaded_body(agent.surface(), &skill);

@@ -104,7 +104,7 @@ impl Session {
         if !matches!(self.agent.config().catalog, CatalogMode::InPrompt(_)) {
             return None;
         }
-        let pinned_map = announced(&self.disclosure.pinned, &self.disclosure.policy);
+        let pinned_map = announced(&self.disclosure.pinned, &self.disclosure.pinned_policy);
         let pinned: BTreeMap<&str, &str> = pinned_map
             .iter()
             .map(|(name, description)| (name.as_str(), description.as_str()))

@@ -36,10 +36,17 @@ pub(super) struct Disclosure {
     /// The search cache's mark taken just before the session last listed the
     /// provider: a search needs a library check newer than it.
     pub(super) listed_at: u64,
-    /// The agent's visibility policy with this session's requirement checks.
+    /// The agent's visibility policy with this session's requirement checks
+    /// (re-checked when the catalog is refreshed).
     pub(super) policy: Arc<VisibilityPolicy>,
-    /// Set while the app's declared loads run: `manual` skills may load.
-    pub(super) app_loading: bool,
+    /// The policy the pinned catalog was rendered with, frozen: what the
+    /// model was told at the start is judged with it.
+    pub(super) pinned_policy: Arc<VisibilityPolicy>,
+    /// Whether declared loads are off (a forked sub-agent's session).
+    pub(super) preloads_off: bool,
+    /// The skills of the app's declared loads while they are written: the
+    /// loads take them from here (already checked), once each.
+    pub(super) prefetched: BTreeMap<String, Arc<skills_core::Skill>>,
 }
 
 impl Disclosure {
@@ -53,7 +60,15 @@ impl Disclosure {
         listed_at: u64,
     ) -> (Self, String) {
         let config = agent.config();
-        let policy = Arc::new(agent.session_policy(&pinned, &config.visibility));
+        // A policy in the catalog's render options counts when the builder
+        // was given none.
+        let base = match &config.catalog {
+            CatalogMode::InPrompt(options) if config.visibility.is_default() => {
+                Arc::clone(&options.visibility)
+            }
+            _ => Arc::clone(&config.visibility),
+        };
+        let policy = Arc::new(agent.session_policy(&pinned, &base));
         let catalog_text = match &config.catalog {
             CatalogMode::InPrompt(options) => {
                 let mut options = options.clone();
@@ -106,8 +121,10 @@ impl Disclosure {
             bodies: BTreeMap::new(),
             skills_on,
             listed_at,
+            pinned_policy: Arc::clone(&policy),
             policy,
-            app_loading: false,
+            preloads_off: false,
+            prefetched: BTreeMap::new(),
         };
         (disclosure, catalog_text)
     }

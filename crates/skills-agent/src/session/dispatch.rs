@@ -28,6 +28,9 @@ impl Session {
     /// exposes, or an unknown tool, gets an error result that says what is
     /// available. Never panics on any argument value.
     pub async fn handle_tool_call(&mut self, call: &ToolCall) -> Dispatch {
+        // Only the app's declared loads take prefetched skills, should an
+        // interrupted preload have left any.
+        self.disclosure.prefetched.clear();
         let span = tracing::debug_span!(
             "skills.tool_call",
             agent = %self.agent.name(),
@@ -198,8 +201,7 @@ impl Session {
         let agent = &self.agent;
         let library = Library::new(agent.provider(), &self.disclosure.current, agent.surface())
             .on_demand(matches!(agent.config().catalog, CatalogMode::OnDemand))
-            .visibility(&self.disclosure.policy)
-            .app_load(self.disclosure.app_loading);
+            .visibility(&self.disclosure.policy);
         if agent.has_search() {
             library.search(agent.search_cache(), self.disclosure.listed_at)
         } else {
@@ -229,7 +231,15 @@ impl Session {
     }
 
     /// The skill `name`, shared with the provider's cache.
-    pub(super) async fn fetch(&self, name: &str, for_load: bool) -> Result<Arc<Skill>, ToolError> {
+    pub(super) async fn fetch(
+        &mut self,
+        name: &str,
+        for_load: bool,
+    ) -> Result<Arc<Skill>, ToolError> {
+        // A declared load: checked and fetched before the transcript changed.
+        if let Some(skill) = self.disclosure.prefetched.remove(name) {
+            return Ok(skill);
+        }
         self.library()
             .fetch(name, for_load, self.is_loaded(name))
             .await

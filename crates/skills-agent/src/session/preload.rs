@@ -13,10 +13,12 @@
 //! assistant message with one load call per skill and the tool results, the
 //! same messages a model's own loads produce.
 
-use serde_json::json;
-use skills_core::{Error, ErrorKind, Tier, describe_missing};
+use std::sync::Arc;
 
-use crate::message::{Message, ToolCall};
+use serde_json::json;
+use skills_core::{Error, ErrorKind, Skill, Tier, describe_missing};
+
+use crate::message::{Message, PRELOAD_KEY, ToolCall};
 
 use super::Session;
 
@@ -45,19 +47,35 @@ impl Session {
         names
     }
 
+    /// Turns declared loads off for this session (a forked sub-agent's:
+    /// the parent loaded them already).
+    pub(crate) fn without_preloads(&mut self) {
+        self.disclosure.preloads_off = true;
+    }
+
     /// Checks the declared loads and fetches their skills, without touching
-    /// the transcript.
-    pub(super) async fn prepare_preloads(&self, names: &[String]) -> Result<Vec<String>, Error> {
+    /// the transcript. `mentioned` skills load with the same message and
+    /// count against the cap.
+    pub(super) async fn prepare_preloads(
+        &self,
+        names: &[String],
+        mentioned: usize,
+    ) -> Result<Vec<(String, Arc<Skill>)>, Error> {
         if let Some(cap) = self.agent.config().max_loaded
-            && names.len() > cap
+            && names.len() + mentioned > cap
         {
             return Err(Error::new(
                 ErrorKind::Other,
                 format!(
-                    "{} skills are declared to load before the first model call ({}), \
+                    "{} skills are declared to load before the first model call ({}){}, \
                      more than the agent keeps loaded ({cap})",
-                    names.len(),
-                    names.join(", ")
+                    names.len() + mentioned,
+                    names.join(", "),
+                    if mentioned > 0 {
+                        format!(" with {mentioned} the message mentions")
+                    } else {
+                        String::new()
+                    }
                 ),
             ));
         }
@@ -85,30 +103,30 @@ impl Session {
                 ));
             }
         }
+        let mut fetched = Vec::with_capacity(names.len());
         for name in names {
             // The provider's error (unknown, I/O) stops every load.
-            self.agent.provider().get(name).await?;
+            fetched.push((name.clone(), self.agent.provider().get(name).await?));
         }
-        Ok(names.to_vec())
+        Ok(fetched)
     }
 
     /// Writes the prepared loads: one assistant message calling the load
     /// tool once per skill, then each call's result, made by the same code
-    /// as a model's own call (events, lifetime and cap included).
-    pub(super) async fn write_preloads(&mut self, names: Vec<String>) {
-        let names: Vec<String> = names
-            .into_iter()
-            .filter(|name| !self.is_loaded(name))
-            .collect();
-        if names.is_empty() {
+    /// as a model's own call (events, lifetime and cap included) from the
+    /// skills fetched by [`Session::prepare_preloads`], so nothing can fail
+    /// half-way. The assistant message is marked ([`PRELOAD_KEY`]): it is
+    /// not an answer of the model (lifetimes and cache breakpoints skip it).
+    pub(super) async fn write_preloads(&mut self, skills: Vec<(String, Arc<Skill>)>) {
+        if skills.is_empty() {
             return;
         }
         let surface = self.agent.surface().clone();
         let base = self.transcript.messages().len();
-        let calls: Vec<ToolCall> = names
+        let calls: Vec<ToolCall> = skills
             .iter()
             .enumerate()
-            .map(|(i, name)| ToolCall {
+            .map(|(i, (name, _))| ToolCall {
                 id: format!("preload-{base}-{i}"),
                 name: surface.load_tool().to_owned(),
                 arguments: json!({ surface.load_argument(): name }),
@@ -116,11 +134,14 @@ impl Session {
             .collect();
         // The load tool must be offered for the calls to make sense.
         self.disclosure.skills_on = true;
-        self.push(Message::assistant_with_calls("", calls.clone()));
-        self.disclosure.app_loading = true;
+        self.push(
+            Message::assistant_with_calls("", calls.clone())
+                .with_metadata(PRELOAD_KEY, serde_json::Value::Bool(true)),
+        );
+        self.disclosure.prefetched = skills.into_iter().collect();
         for call in &calls {
             self.dispatch(call).await;
         }
-        self.disclosure.app_loading = false;
+        self.disclosure.prefetched.clear();
     }
 }

@@ -171,11 +171,7 @@ impl Session {
         if self.agent.config().lifetime != Lifetime::Once {
             return Vec::new();
         }
-        let last_answer = self
-            .transcript
-            .messages()
-            .iter()
-            .rposition(|m| m.role == Role::Assistant);
+        let last_answer = self.transcript.messages().iter().rposition(is_answer);
         let due: Vec<String> = self
             .loaded_order()
             .into_iter()
@@ -294,7 +290,13 @@ impl Session {
         self.transcript
             .messages()
             .iter()
-            .rposition(|m| m.role == Role::Assistant)
+            .rposition(is_answer)
             .and_then(|i| i.checked_sub(1))
     }
+}
+
+/// Whether `message` is an answer of the model (not the app's declared
+/// loads, which are written as an assistant message).
+fn is_answer(message: &crate::message::Message) -> bool {
+    message.role == Role::Assistant && !message.has_metadata(crate::message::PRELOAD_KEY)
 }

@@ -43,19 +43,6 @@ impl Session {
             ));
         }
         message.is_error = false;
-        // Declared loads happen before the first model call: checked and
-        // fetched before anything is written, written after the message.
-        let first = self
-            .transcript
-            .messages()
-            .iter()
-            .all(|m| m.role != crate::Role::Assistant);
-        let preloads = if first {
-            let names = self.pending_preloads();
-            self.prepare_preloads(&names).await?
-        } else {
-            Vec::new()
-        };
         let turn_ends = self.agent.config().lifetime == Lifetime::Turn;
         // Fetch every mentioned body first: a provider failure then leaves
         // the transcript untouched, so the caller can simply retry.
@@ -76,10 +63,32 @@ impl Session {
                 Err(err) => return Err(err),
             }
         }
+        // Declared loads happen before the first model call: checked and
+        // fetched before anything is written (the mentioned skills load by
+        // their mention and count against the cap), written right after the
+        // message, before the mentions' injections.
+        let first = !self.disclosure.preloads_off
+            && self
+                .transcript
+                .messages()
+                .iter()
+                .all(|m| m.role != crate::Role::Assistant);
+        let preloads = if first {
+            let mentioned: Vec<&str> = invoked.iter().map(|(n, _)| n.as_str()).collect();
+            let names: Vec<String> = self
+                .pending_preloads()
+                .into_iter()
+                .filter(|n| !mentioned.contains(&n.as_str()))
+                .collect();
+            self.prepare_preloads(&names, mentioned.len()).await?
+        } else {
+            Vec::new()
+        };
         if turn_ends {
             self.release_all(&mut message, ReleaseReason::Lifetime);
         }
         self.push(message);
+        self.write_preloads(preloads).await;
         for (name, skill) in invoked {
             let text = crate::library::loaded_body(self.agent.surface(), &skill);
             let injected_text = match self.agent.config().materialization {
@@ -97,7 +106,6 @@ impl Session {
                 by_mention: true,
             });
         }
-        self.write_preloads(preloads).await;
         Ok(())
     }
 

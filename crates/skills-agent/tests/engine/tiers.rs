@@ -260,4 +260,48 @@ fn deltas_follow_the_tiers() {
         "{notice}"
     );
     assert!(!notice.contains("The lint-code skill"), "{notice}");
+    assert!(notice.contains("<skill name=\"lint-code\"/>"), "{notice}");
+}
+
+#[test]
+fn a_mention_and_declared_loads_in_the_first_message() {
+    let builder = builder_with(full_library())
+        .0
+        .lifetime(skills_agent::Lifetime::Once)
+        .preload(["pdf-forms", "csv-report"]);
+    let mut session = start(builder);
+    user(&mut session, "Please $deploy-prod and $csv-report.");
+    let roles: Vec<Role> = session.transcript().iter().map(|m| m.role).collect();
+    // The message, the declared load (csv-report loads by its mention), then
+    // the mentions' injections.
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::User,
+            Role::User
+        ]
+    );
+    assert_eq!(session.transcript()[1].tool_calls.len(), 1);
+    assert!(session.transcript()[2].content.contains(PDF_MARK));
+    // The declared loads are not an answer: nothing retires before the model
+    // has answered once.
+    assert!(session.retire_once_loads().is_empty());
+    let loaded: Vec<String> = session.loaded().into_iter().collect();
+    assert_eq!(loaded, ["csv-report", "deploy-prod", "pdf-forms"]);
+
+    // The cap counts the mentions too.
+    let builder = builder_with(full_library())
+        .0
+        .max_loaded(2)
+        .preload(["pdf-forms", "csv-report"]);
+    let mut session = start(builder);
+    let err = pollster::block_on(session.push_user("Now $deploy-prod.")).expect_err("over the cap");
+    assert!(
+        err.to_string().contains("with 1 the message mentions"),
+        "{err}"
+    );
+    assert!(session.transcript().is_empty());
 }
