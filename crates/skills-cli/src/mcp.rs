@@ -117,6 +117,10 @@ async fn serve(
     let mut builder = SkillsServer::builder(provider)
         .server_info("skills", env!("CARGO_PKG_VERSION"))
         .poll_interval(args.poll)
+        .catalog_budget(skills_core::Budget::new(
+            settings.budget,
+            settings.description_cap,
+        ))
         .visibility(settings.policy)
         .requirements_probe(Arc::new(skills_fs::SystemProbe::new()));
     if let Some(workspaces) = &workspaces {

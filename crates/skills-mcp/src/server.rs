@@ -21,7 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use skills_agent::{Agent, Library, Profile, Surface};
 use skills_core::{
-    Catalog, ErrorKind, FilteredProvider, Probe, RenderOptions, SkillProvider, Tier,
+    Budget, Catalog, ErrorKind, FilteredProvider, Probe, RenderOptions, SkillProvider, Tier,
     VisibilityPolicy,
 };
 use skills_workspace::{SessionId, WorkspaceRuntime};
@@ -51,6 +51,7 @@ pub struct SkillsServerBuilder {
     version: String,
     visibility: VisibilityPolicy,
     probe: Option<Arc<dyn Probe + Send + Sync>>,
+    budget: Budget,
 }
 
 impl std::fmt::Debug for SkillsServerBuilder {
@@ -64,6 +65,7 @@ impl std::fmt::Debug for SkillsServerBuilder {
             .field("version", &self.version)
             .field("visibility", &self.visibility)
             .field("probe", &self.probe.is_some())
+            .field("budget", &self.budget)
             .finish()
     }
 }
@@ -79,6 +81,15 @@ impl SkillsServerBuilder {
     #[must_use]
     pub fn visibility(mut self, policy: VisibilityPolicy) -> Self {
         self.visibility = policy;
+        self
+    }
+
+    /// The budget of the catalog in the `instructions` (default: none);
+    /// over it, descriptions go and then skills, in the policy's give-way
+    /// order (docs/catalog.md).
+    #[must_use]
+    pub fn catalog_budget(mut self, budget: Budget) -> Self {
+        self.budget = budget;
         self
     }
 
@@ -190,7 +201,7 @@ impl SkillsServerBuilder {
         let checked_policy = checked(&catalog, &policy, self.probe.as_deref());
         let (changes, _) = watch::channel(0u64);
         let shared = Arc::new(Shared {
-            instructions: RwLock::new(instructions(&catalog, &checked_policy)),
+            instructions: RwLock::new(instructions(&catalog, &checked_policy, self.budget)),
             checked: RwLock::new(checked_policy),
             index: RwLock::new(Arc::new(SkillIndex::new(catalog.clone()))),
             catalog: RwLock::new(catalog),
@@ -201,6 +212,7 @@ impl SkillsServerBuilder {
             manifests: Manifests::default(),
             policy,
             probe: self.probe,
+            budget: self.budget,
             files: ResourceCache::default(),
             page_size: self.page_size,
             poll_interval: self.poll_interval,
@@ -271,6 +283,8 @@ struct Shared {
     policy: Arc<VisibilityPolicy>,
     /// `policy` with the latest catalog's requirements checked.
     checked: RwLock<Arc<VisibilityPolicy>>,
+    /// The instructions' catalog budget.
+    budget: Budget,
     /// Checks requirements for the instructions, when set.
     probe: Option<Arc<dyn Probe + Send + Sync>>,
     /// Small files, per skill snapshot, for `resources/read`.
@@ -336,6 +350,7 @@ impl SkillsServer {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             visibility: VisibilityPolicy::default(),
             probe: None,
+            budget: Budget::unlimited(),
         }
     }
 
@@ -469,9 +484,14 @@ fn checked(
     Arc::new(policy)
 }
 
-/// The catalog for the `instructions` of `initialize`, as `policy` shows it.
-fn instructions(catalog: &Catalog, policy: &Arc<VisibilityPolicy>) -> String {
-    catalog.render(&RenderOptions::default().with_visibility(Arc::clone(policy)))
+/// The catalog for the `instructions` of `initialize`, as `policy` shows it
+/// within `budget`.
+fn instructions(catalog: &Catalog, policy: &Arc<VisibilityPolicy>, budget: Budget) -> String {
+    catalog.render(
+        &RenderOptions::default()
+            .with_budget(budget)
+            .with_visibility(Arc::clone(policy)),
+    )
 }
 
 fn manifest_error(err: ManifestError) -> McpError {
@@ -570,7 +590,7 @@ async fn reload(shared: std::sync::Weak<Shared>, stop: CancellationToken) {
         if changed {
             tracing::info!(skills = catalog.len(), "the catalog changed");
             let policy = checked(&catalog, &shared.policy, shared.probe.as_deref());
-            let text = instructions(&catalog, &policy);
+            let text = instructions(&catalog, &policy, shared.budget);
             *shared
                 .checked
                 .write()

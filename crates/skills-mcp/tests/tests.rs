@@ -646,4 +646,25 @@ async fn tiers_decide_what_clients_and_models_see() {
     assert_ne!(alpha.is_error, Some(true));
     assert!(format!("{:?}", alpha.content).contains("Alpha body."));
     client.cancel().await.unwrap();
+
+    // A budget shortens the instructions in the give-way order.
+    let provider = FsProvider::new(vec![dir.path().to_path_buf()], FsOptions::default());
+    let full = SkillsServer::builder(Arc::new(provider.clone()))
+        .build()
+        .await
+        .unwrap()
+        .instructions();
+    let budget = full.chars().count() - 5;
+    let server = SkillsServer::builder(Arc::new(provider))
+        .catalog_budget(skills_core::Budget::chars(budget))
+        .build()
+        .await
+        .unwrap();
+    let short = server.instructions();
+    assert!(short.chars().count() <= budget, "{short}");
+    assert!(short.contains("<skill name=\"gamma\"/>"), "{short}");
+    assert!(
+        short.contains("<skill name=\"alpha\">Does alpha things."),
+        "{short}"
+    );
 }
