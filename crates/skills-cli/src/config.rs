@@ -8,7 +8,8 @@
 //! 1. the user's file, `$XDG_CONFIG_HOME/skills/config.toml` (else
 //!    `~/.config/skills/config.toml`);
 //! 2. the project's `skills.toml`, the nearest one from the working folder
-//!    up to the repository root (the first folder holding `.git`).
+//!    up to the repository root (the first folder holding `.git`); outside a
+//!    repository, only the working folder's.
 //!
 //! `--config FILE` (or `$SKILLS_CONFIG`) reads that one file instead; it must
 //! exist. Unknown keys and unknown tiers are errors naming the file; a rule
@@ -154,7 +155,14 @@ fn default_files() -> Vec<PathBuf> {
         out.push(home.join("skills").join("config.toml"));
     }
     if let Ok(cwd) = std::env::current_dir() {
-        for dir in cwd.ancestors() {
+        // Up to the repository root; outside a repository only the working
+        // folder (a `skills.toml` in a shared folder above, such as /tmp, is
+        // not this project's: any local user could have put it there).
+        let in_repository = cwd.ancestors().any(|dir| dir.join(".git").exists());
+        let mut candidates = cwd.ancestors();
+        let mut first = true;
+        while let Some(dir) = candidates.next().filter(|_| first || in_repository) {
+            first = false;
             let candidate = dir.join(PROJECT_FILE);
             if candidate.is_file() {
                 out.push(candidate);

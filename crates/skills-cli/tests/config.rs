@@ -85,6 +85,18 @@ fn the_project_file_beats_the_user_file_skill_by_skill() {
     fs::create_dir_all(inner.join(".git")).unwrap();
     let out = skills(&inner, &inner.join("none"), &["catalog", &examples()], &[]);
     assert_eq!(listed(&text(&out.stdout)).len(), 5, "{}", text(&out.stdout));
+    // Nor one above a folder outside any repository.
+    let plain = outside.path().join("plain");
+    fs::create_dir_all(&plain).unwrap();
+    let out = skills(&plain, &plain.join("none"), &["catalog", &examples()], &[]);
+    assert_eq!(listed(&text(&out.stdout)).len(), 5, "{}", text(&out.stdout));
+    fs::write(
+        plain.join("skills.toml"),
+        "[skills.csv-insights]\ntier = \"off\"\n",
+    )
+    .unwrap();
+    let out = skills(&plain, &plain.join("none"), &["catalog", &examples()], &[]);
+    assert_eq!(listed(&text(&out.stdout)).len(), 4, "{}", text(&out.stdout));
 }
 
 #[test]
@@ -206,18 +218,28 @@ fn the_catalog_leaves_out_skills_this_machine_cannot_run() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("skills");
     for (name, extra) in [
-        ("needs-jq", "metadata:\n  requires:\n    bins: [skills-test-no-such-bin]\n"),
+        (
+            "needs-jq",
+            "metadata:\n  requires:\n    bins: [skills-test-no-such-bin]\n",
+        ),
         ("needs-env", "requires:\n  env: [SKILLS_TEST_UNSET_VAR]\n"),
         ("plain", ""),
     ] {
         fs::create_dir_all(root.join(name)).unwrap();
         fs::write(
             root.join(name).join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: The {name} skill. Use it.\n{extra}---\nBody.\n"),
+            format!(
+                "---\nname: {name}\ndescription: The {name} skill. Use it.\n{extra}---\nBody.\n"
+            ),
         )
         .unwrap();
     }
-    let out = skills(dir.path(), dir.path(), &["catalog", root.to_str().unwrap()], &[]);
+    let out = skills(
+        dir.path(),
+        dir.path(),
+        &["catalog", root.to_str().unwrap()],
+        &[],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(listed(&text(&out.stdout)), [("plain".to_owned(), true)]);
     let stderr = text(&out.stderr);
@@ -233,6 +255,9 @@ fn the_catalog_leaves_out_skills_this_machine_cannot_run() {
         &["catalog", root.to_str().unwrap()],
         &[("SKILLS_TEST_UNSET_VAR", "1")],
     );
-    let names: Vec<String> = listed(&text(&out.stdout)).into_iter().map(|(n, _)| n).collect();
+    let names: Vec<String> = listed(&text(&out.stdout))
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(names, ["needs-env", "plain"]);
 }

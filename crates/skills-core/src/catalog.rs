@@ -1125,8 +1125,9 @@ mod tests {
             )
             .chars()
             .count();
-        // Room for the pinned skill and a little more: two skills lose their
-        // description (a-one first: lowest priority; then e-five: the last name).
+        // Room for the pinned skill and a little more: three skills lose their
+        // description (a-one first: lowest priority; then e-five and c-three:
+        // the last names).
         let opts = |budget| {
             RenderOptions::default()
                 .with_budget(Budget::chars(budget))
