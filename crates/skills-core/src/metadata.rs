@@ -400,7 +400,11 @@ pub fn parse_yaml_json(text: &str) -> Result<Option<serde_json::Value>, crate::D
     let text = crate::frontmatter::normalize(text);
     let parsed =
         crate::frontmatter::parse_yaml(&text, 1, crate::frontmatter::YamlRules { strict: false });
-    if let Some(error) = parsed.diagnostics.into_iter().find(crate::Diagnostic::is_error) {
+    if let Some(error) = parsed
+        .diagnostics
+        .into_iter()
+        .find(crate::Diagnostic::is_error)
+    {
         return Err(error);
     }
     Ok(parsed.root.map(|root| root.value.to_json()))

@@ -21,6 +21,7 @@ mod it {
     mod lint;
     mod listing;
     mod nested;
+    mod openai_yaml;
     mod paths;
     mod provider;
     mod provider_conformance;
@@ -28,7 +29,8 @@ mod it {
     mod reads;
     #[cfg(feature = "remote")]
     mod remote;
+    mod single_file;
     mod skill_md;
-    mod staleness;
+    pub(crate) mod staleness;
     mod standard_roots;
 }
