@@ -965,6 +965,65 @@ fn an_error_mentioning_a_broken_pipe_still_fails() {
     assert_eq!(out.code, 1, "{out:?}");
 }
 
+/// A single-file skill (`<root>/<name>.md`, opencode's shape) is listed,
+/// shown with no files and a `file:` location, reads as its `SKILL.md` only,
+/// and `skills run` refuses it: it has no folder to run in.
+#[test]
+fn single_file_skill_in_list_show_read_and_run() {
+    let root = Root::with_two_skills();
+    root.write(
+        "notes.md",
+        "---\ndescription: Keeps meeting notes. Use when asked to take notes.\n---\nWrite notes.\n",
+    )
+    .write("README.md", "# Skills\n");
+    let arg = root.arg();
+
+    let out = run(&["list", &arg]).expect_code(0);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(names, ["alpha", "beta", "notes"], "{}", out.stdout);
+    assert!(out.stderr.is_empty(), "{}", out.stderr);
+
+    let out = run(&["show", "notes", &arg]).expect_code(0);
+    assert!(
+        out.stdout.starts_with("name:        notes\n"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("location:    file:///"),
+        "{}",
+        out.stdout
+    );
+    assert!(out.stdout.contains("/notes.md\n"), "{}", out.stdout);
+    assert!(!out.stdout.contains("references/"), "{}", out.stdout);
+    assert!(
+        out.stdout.ends_with("---\nWrite notes.\n"),
+        "{}",
+        out.stdout
+    );
+
+    let out = run(&["read", "notes", "SKILL.md", &arg]).expect_code(0);
+    assert!(
+        out.stdout.starts_with("---\ndescription:"),
+        "{}",
+        out.stdout
+    );
+    let out = run(&["read", "notes", "references/guide.md", &arg]).expect_code(1);
+    assert!(
+        out.stderr.contains("single Markdown file"),
+        "{}",
+        out.stderr
+    );
+
+    let out = run(&["run", "notes", &arg, "--", "true"]);
+    assert_ne!(out.code, 0, "{out:?}");
+    assert!(out.stderr.contains("no local folder"), "{out:?}");
+}
+
 // -------------------------------------------------------------------- read
 
 #[test]

@@ -81,7 +81,7 @@ pub use lint::{
 };
 pub use metadata::{
     ContextMode, EXTENSION_FIELDS, Extensions, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS,
-    PARSED_KEY, SPEC_FIELDS, SkillMetadata,
+    PARSED_KEY, SPEC_FIELDS, SkillMetadata, parse_yaml_json,
 };
 pub use name::{MAX_NAME_CHARS, ReservedNames, SkillName, is_letter_or_number, normalize_name};
 pub use provider::{MaybeSend, MaybeSync, Skill, SkillProvider};

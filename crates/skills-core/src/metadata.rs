@@ -377,6 +377,39 @@ pub(crate) fn split_allowed_tools(text: &str) -> Vec<String> {
     out
 }
 
+/// Parses a YAML file that is not a frontmatter (a sidecar such as Codex's
+/// `agents/openai.yaml`) into JSON, under every hardening rule of the
+/// frontmatter parser: the nesting depth limit and the node and byte budgets
+/// that end an alias bomb in an error instead of exhausting memory (see
+/// [`max_expanded_bytes`](crate::max_expanded_bytes)). Anchors, aliases and
+/// flow style are accepted; plain scalars resolve with the YAML 1.2 core
+/// schema (`false` is a boolean, `"false"` a string). The caller caps the
+/// text's size first.
+///
+/// Returns `Ok(None)` for an empty document (or only comments). The error is
+/// the first problem found, located at a line of `text` (counted from 1).
+///
+/// ```
+/// let json = skills_core::parse_yaml_json("policy:\n  allow_implicit_invocation: false\n")
+///     .expect("valid")
+///     .expect("not empty");
+/// assert_eq!(json["policy"]["allow_implicit_invocation"], serde_json::Value::Bool(false));
+/// assert!(skills_core::parse_yaml_json("a: [1,\n").is_err());
+/// ```
+pub fn parse_yaml_json(text: &str) -> Result<Option<serde_json::Value>, crate::Diagnostic> {
+    let text = crate::frontmatter::normalize(text);
+    let parsed =
+        crate::frontmatter::parse_yaml(&text, 1, crate::frontmatter::YamlRules { strict: false });
+    if let Some(error) = parsed
+        .diagnostics
+        .into_iter()
+        .find(crate::Diagnostic::is_error)
+    {
+        return Err(error);
+    }
+    Ok(parsed.root.map(|root| root.value.to_json()))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

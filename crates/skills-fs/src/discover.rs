@@ -34,6 +34,19 @@
 //!   same-named skills wins) are deterministic.
 //! * Symlinked folders are followed; a folder reached twice (a symlink loop or two
 //!   links to one place) is visited once.
+//! * With [`FsOptions::single_file_skills`] (the default), a Markdown file at
+//!   a root's top level (`<root>/notes.md`, opencode's shape) whose
+//!   frontmatter has a top-level `description` is a single-file skill, named
+//!   by its frontmatter `name`, else by the file's stem. Only regular files
+//!   (or links to one inside the root) are read; `README.md`, `AGENTS.md`,
+//!   `CLAUDE.md`, `CHANGELOG.md`, `LICENSE.md`, `CONTRIBUTING.md` and
+//!   `SKILL.md` (any case) never are, and a file without such a frontmatter
+//!   is silently not a skill. Its [`DiscoveredSkill::dir`] is the file
+//!   itself; it has no other files. A root's single-file skills come after
+//!   its folders, so a folder skill of the same name wins (`skill-duplicate`).
+//! * After a skill's `SKILL.md` parsed, Codex's `agents/openai.yaml` beside
+//!   it is read into its metadata (see [`crate::openai_yaml`]); a problem
+//!   there is an `openai-yaml-invalid` warning, never an error.
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
 use std::collections::{BTreeMap, HashSet};
@@ -45,14 +58,15 @@ use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_s
 use crate::beneath::Refusal;
 
 use crate::cache::Stamp;
+use crate::openai_yaml::{self, AgentsHint};
 use crate::options::FsOptions;
 use crate::vfs::{FileKind, FileStat, Vfs};
 
-/// One skill folder found by discovery, valid or not.
+/// One skill folder (or single-file skill) found by discovery, valid or not.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DiscoveredSkill {
-    /// The skill folder.
+    /// The skill folder; for a single-file skill, the Markdown file itself.
     pub dir: PathBuf,
     /// The folder's path below its root, `/`-separated (`acme/billing`);
     /// `None` for a folder loaded on its own. Also set as the parsed
@@ -64,9 +78,26 @@ pub struct DiscoveredSkill {
     pub document: Option<SkillDocument>,
     /// Every problem found in this skill.
     pub diagnostics: Vec<Diagnostic>,
+    /// `true` for a single-file skill (`<root>/<name>.md`, see
+    /// [`FsOptions::single_file_skills`]): [`dir`](Self::dir) and
+    /// [`skill_md`](Self::skill_md) are then the same file, and the skill has
+    /// no other files.
+    pub single_file: bool,
 }
 
 impl DiscoveredSkill {
+    /// A skill at `dir` with nothing read yet.
+    fn empty(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            path: None,
+            skill_md: None,
+            document: None,
+            diagnostics: Vec::new(),
+            single_file: false,
+        }
+    }
+
     /// `true` when the skill has no error diagnostic.
     pub fn is_valid(&self) -> bool {
         !self.diagnostics.iter().any(Diagnostic::is_error)
@@ -82,7 +113,8 @@ impl DiscoveredSkill {
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct Discovery {
-    /// Skill folders in discovery order (roots in order, then byte order of paths).
+    /// Skill folders in discovery order (roots in order, then byte order of
+    /// paths; each root's single-file skills after its folders).
     pub skills: Vec<DiscoveredSkill>,
     /// Problems not tied to one skill folder (unreadable roots, limits reached,
     /// folders without `SKILL.md`).
@@ -143,6 +175,9 @@ pub(crate) struct Watched {
     /// One stat per `SKILL.md` read, taken before it was read; parallel to
     /// `discovery.skills`.
     pub(crate) skill_mds: Vec<Stamp>,
+    /// One stat per `agents/openai.yaml` of a skill with an `agents/` folder
+    /// (`None` when the file is absent): always checked.
+    pub(crate) sidecars: Vec<Stamp>,
 }
 
 /// Discovery that also records the stats it made.
@@ -156,6 +191,7 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         skipped: Skipped::default(),
         dirs: Vec::new(),
         pending: Vec::new(),
+        files: Vec::new(),
     };
     let _span = tracing::debug_span!("discover", roots = roots.len()).entered();
     for root in roots {
@@ -165,13 +201,19 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     let pending = std::mem::take(&mut walk.pending);
     let loaded = load_all(vfs, options, &pending);
     let mut skill_mds = Vec::with_capacity(loaded.len());
-    for ((mut skill, stamp), found) in loaded.into_iter().zip(pending) {
-        if let Some(document) = &mut skill.document {
+    let mut sidecars = Vec::new();
+    for (loaded, found) in loaded.into_iter().zip(pending) {
+        // A Markdown file at the top level that is not a skill.
+        let Some(mut loaded) = loaded else {
+            continue;
+        };
+        if let Some(document) = &mut loaded.skill.document {
             document.metadata.path = Some(found.path.clone());
         }
-        skill.path = Some(found.path);
-        walk.out.skills.push(skill);
-        skill_mds.push(stamp);
+        loaded.skill.path = Some(found.path);
+        walk.out.skills.push(loaded.skill);
+        skill_mds.push(loaded.md);
+        sidecars.extend(loaded.sidecar);
     }
     tracing::debug!(
         skills = walk.out.skills.len(),
@@ -182,28 +224,46 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
         discovery: walk.out,
         dirs: walk.dirs,
         skill_mds,
+        sidecars,
     }
 }
 
-/// A skill folder the walk found, to be read and parsed.
+/// A skill folder (or a candidate single-file skill) the walk found, to be
+/// read and parsed.
 struct Pending {
     dir: PathBuf,
     /// Below its root, `/`-separated.
     path: String,
     md: PathBuf,
     stat: Option<FileStat>,
+    /// What the walk saw of the folder's `agents` entry; `None` for a
+    /// candidate single-file skill (`md` is `dir`).
+    agents: Option<AgentsHint>,
+}
+
+/// One skill read: the skill, the stat of its `SKILL.md` taken before it was
+/// read, and the stamp of its `agents/openai.yaml` when it has an `agents/`
+/// folder.
+pub(crate) struct LoadedMd {
+    pub(crate) skill: DiscoveredSkill,
+    pub(crate) md: Stamp,
+    pub(crate) sidecar: Option<Stamp>,
 }
 
 /// Reads and parses every pending skill, in order, on one thread per core when
 /// there are many (see [`crate::parallel::map`]): the result is the same as
-/// loading them one by one.
-fn load_all(
-    vfs: &dyn Vfs,
-    options: &FsOptions,
-    pending: &[Pending],
-) -> Vec<(DiscoveredSkill, Stamp)> {
-    crate::parallel::map(pending, |p| {
-        load_skill_md(vfs, &p.dir, p.md.clone(), p.stat, options)
+/// loading them one by one. `None` for a Markdown file that is not a skill.
+fn load_all(vfs: &dyn Vfs, options: &FsOptions, pending: &[Pending]) -> Vec<Option<LoadedMd>> {
+    crate::parallel::map(pending, |p| match p.agents {
+        Some(hint) => Some(load_skill_md(
+            vfs,
+            &p.dir,
+            p.md.clone(),
+            p.stat,
+            hint,
+            options,
+        )),
+        None => load_skill_file(vfs, &p.dir, p.stat, options),
     })
 }
 
@@ -217,53 +277,201 @@ pub(crate) fn find_skill_md_in(vfs: &dyn Vfs, dir: &Path) -> Option<PathBuf> {
 
 /// Reads and parses one skill folder, through `vfs`.
 pub(crate) fn load_skill_dir_in(vfs: &dyn Vfs, dir: &Path, options: &FsOptions) -> DiscoveredSkill {
-    load_skill_dir_stamped(vfs, dir, options).0
+    load_skill_dir_stamped(vfs, dir, AgentsHint::Unknown, options).0
 }
 
-/// [`load_skill_dir_in`], also returning the stat of the `SKILL.md` taken before
-/// it was read.
+/// [`load_skill_dir_in`], also returning the stats taken before reading: of
+/// the `SKILL.md`, and of `agents/openai.yaml` when there is an `agents/`
+/// folder (`hint`: what the caller knows of it; [`AgentsHint::Absent`] does
+/// not read it).
 pub(crate) fn load_skill_dir_stamped(
     vfs: &dyn Vfs,
     dir: &Path,
+    hint: AgentsHint,
     options: &FsOptions,
-) -> (DiscoveredSkill, Option<Stamp>) {
+) -> (DiscoveredSkill, Vec<Stamp>) {
     match find_skill_md_in(vfs, dir) {
         Some(md) => {
-            let (skill, stamp) = load_skill_md(vfs, dir, md, None, options);
-            (skill, Some(stamp))
+            let loaded = load_skill_md(vfs, dir, md, None, hint, options);
+            let stamps = std::iter::once(loaded.md).chain(loaded.sidecar).collect();
+            (loaded.skill, stamps)
         }
-        None => (
-            DiscoveredSkill {
-                dir: dir.to_path_buf(),
-                path: None,
-                skill_md: None,
-                document: None,
-                diagnostics: vec![Diagnostic::error(
-                    Code::SkillMdMissing,
-                    format!("`{}` has no SKILL.md", dir.display()),
-                )],
-            },
-            None,
-        ),
+        None => {
+            let mut skill = DiscoveredSkill::empty(dir);
+            skill.diagnostics.push(Diagnostic::error(
+                Code::SkillMdMissing,
+                format!("`{}` has no SKILL.md", dir.display()),
+            ));
+            (skill, Vec::new())
+        }
     }
 }
 
+/// Reads the single-file skill `file` again (for `get`), with the stat of the
+/// file taken before it was read. A file that is no longer a skill (gone, or
+/// without a frontmatter `description`) gives a skill without a document and
+/// a `skill-md-missing` error.
+pub(crate) fn load_skill_file_stamped(
+    vfs: &dyn Vfs,
+    file: &Path,
+    options: &FsOptions,
+) -> (DiscoveredSkill, Vec<Stamp>) {
+    match load_skill_file(vfs, file, None, options) {
+        Some(loaded) => (loaded.skill, vec![loaded.md]),
+        None => {
+            let mut skill = DiscoveredSkill::empty(file);
+            skill.single_file = true;
+            skill.diagnostics.push(Diagnostic::error(
+                Code::SkillMdMissing,
+                format!(
+                    "`{}` is not a single-file skill (any more): it is gone, unreadable or has no frontmatter `description`",
+                    file.display()
+                ),
+            ));
+            (skill, vec![Stamp::new(file, vfs.metadata(file).ok())])
+        }
+    }
+}
+
+/// Names of Markdown files at a root's top level that are never single-file
+/// skills (compared without regard to case).
+const NOT_SKILL_FILES: &[&str] = &[
+    "skill.md",
+    "readme.md",
+    "agents.md",
+    "claude.md",
+    "changelog.md",
+    "license.md",
+    "contributing.md",
+];
+
+/// Whether a top-level file named `name` may be a single-file skill: a
+/// `.md` file (any case) not in [`NOT_SKILL_FILES`], not hidden.
+fn single_file_candidate(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.len() > 3
+        && lower.ends_with(".md")
+        && !lower.starts_with('.')
+        && !NOT_SKILL_FILES.contains(&lower.as_str())
+}
+
+/// Reads the Markdown file `file` at a root's top level (`stat`: its
+/// `metadata`, when the caller has it); `None` when it cannot be read (a link
+/// leading out of the root, too large, gone) or is not a skill (no
+/// frontmatter with a top-level `description`).
+fn load_skill_file(
+    vfs: &dyn Vfs,
+    file: &Path,
+    stat: Option<FileStat>,
+    options: &FsOptions,
+) -> Option<LoadedMd> {
+    let shown = file.display().to_string();
+    let _span = tracing::debug_span!("skill_file", path = %shown).entered();
+    let root = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = file.file_name()?.to_str()?;
+    let rel = ResourcePath::parse(name).ok()?;
+    let (meta, bytes) = match vfs.read_beneath(root, &rel, options.max_skill_md_bytes) {
+        Ok(read) => read,
+        Err(err) => {
+            tracing::debug!(error = %err, "not read as a single-file skill");
+            return None;
+        }
+    };
+    let md = Stamp::new(file, Some(meta).or(stat));
+    let keys = frontmatter_keys(&bytes);
+    if !keys.description {
+        tracing::trace!("no frontmatter description: not a skill");
+        return None;
+    }
+    let stem = Path::new(name).file_stem().and_then(|s| s.to_str());
+    // Named by the frontmatter, else by the stem (then a missing `name` is
+    // this shape's rule, not a problem to report).
+    let dir_name = if keys.name { None } else { stem };
+    let outcome = parse_skill_md_bytes(
+        &bytes,
+        Origin::new(Some(&shown), dir_name),
+        &options.validation,
+    );
+    let mut skill = DiscoveredSkill::empty(file);
+    skill.single_file = true;
+    skill.skill_md = Some(file.to_path_buf());
+    skill.document = outcome.document;
+    skill.diagnostics = outcome.diagnostics;
+    if !keys.name {
+        skill
+            .diagnostics
+            .retain(|d| d.code != Code::NameMissing || d.is_error());
+    }
+    Some(LoadedMd {
+        skill,
+        md,
+        sidecar: None,
+    })
+}
+
+/// Which keys the frontmatter of a Markdown file has at its top level.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct FrontmatterKeys {
+    name: bool,
+    description: bool,
+}
+
+/// Looks at the text only: a first line `---`, then lines up to a closing
+/// `---`; a key counts when its line starts with it (no indentation),
+/// quoted or not, followed by `:`. Anything else (no fence, no closing fence,
+/// not UTF-8) has no keys.
+fn frontmatter_keys(bytes: &[u8]) -> FrontmatterKeys {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return FrontmatterKeys::default();
+    };
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines().map(|l| l.trim_end_matches(['\r', ' ', '\t']));
+    if lines.next() != Some("---") {
+        return FrontmatterKeys::default();
+    }
+    let mut found = FrontmatterKeys::default();
+    for line in lines {
+        if line == "---" {
+            return found;
+        }
+        let Some((key, _)) = line.split_once(':') else {
+            continue;
+        };
+        let key = key.trim_end();
+        let key = ["\"", "'"]
+            .iter()
+            .find_map(|q| key.strip_prefix(q).and_then(|k| k.strip_suffix(q)))
+            .unwrap_or(key);
+        match key {
+            "name" => found.name = true,
+            "description" => found.description = true,
+            _ => {}
+        }
+    }
+    // Not closed: not a frontmatter.
+    FrontmatterKeys::default()
+}
+
 /// Reads and parses the `SKILL.md` at `md` of the skill folder `dir` (`stat`:
-/// its `metadata`, when the caller has it); also returns the stat of `md` taken
-/// before reading it.
+/// its `metadata`, when the caller has it), then its `agents/openai.yaml`
+/// (`hint`: what the walk saw of `agents`); also returns the stats taken
+/// before reading them.
 fn load_skill_md(
     vfs: &dyn Vfs,
     dir: &Path,
     md: PathBuf,
     stat: Option<FileStat>,
+    hint: AgentsHint,
     options: &FsOptions,
-) -> (DiscoveredSkill, Stamp) {
-    let mut skill = DiscoveredSkill {
-        dir: dir.to_path_buf(),
-        path: None,
-        skill_md: None,
-        document: None,
-        diagnostics: Vec::new(),
+) -> LoadedMd {
+    let mut skill = DiscoveredSkill::empty(dir);
+    let failed = |skill: DiscoveredSkill, md: &Path| LoadedMd {
+        skill,
+        md: Stamp::new(md, stat),
+        sidecar: None,
     };
     let file = md.display().to_string();
     skill.skill_md = Some(md.clone());
@@ -281,7 +489,7 @@ fn load_skill_md(
             Code::IoError,
             "cannot read SKILL.md: its path has no file name".to_owned(),
         ));
-        return (skill, Stamp::new(&md, stat));
+        return failed(skill, &md);
     };
     let (meta, bytes) = match vfs.read_beneath(dir, &name, options.max_skill_md_bytes) {
         Ok(read) => read,
@@ -319,7 +527,7 @@ fn load_skill_md(
                 None => error(Code::IoError, format!("cannot read SKILL.md: {err}")),
             };
             skill.diagnostics.push(diag);
-            return (skill, Stamp::new(&md, stat));
+            return failed(skill, &md);
         }
     };
     tracing::debug!(bytes = bytes.len(), "read SKILL.md");
@@ -342,7 +550,21 @@ fn load_skill_md(
     );
     skill.document = outcome.document;
     skill.diagnostics = outcome.diagnostics;
-    (skill, stamp)
+    let sidecar = match &mut skill.document {
+        Some(document) => openai_yaml::apply(
+            vfs,
+            dir,
+            hint,
+            &mut document.metadata,
+            &mut skill.diagnostics,
+        ),
+        None => None,
+    };
+    LoadedMd {
+        skill,
+        md: stamp,
+        sidecar,
+    }
 }
 
 struct Walk<'a> {
@@ -355,6 +577,9 @@ struct Walk<'a> {
     dirs: Vec<Stamp>,
     /// Skill folders found, loaded after the walk (in parallel when many).
     pending: Vec<Pending>,
+    /// The current root's candidate single-file skills, queued after its
+    /// folders.
+    files: Vec<Pending>,
 }
 
 /// Folders discovery did not search, per reason.
@@ -394,13 +619,16 @@ impl Walk<'_> {
         if let Some((md, stat)) = self.probe(root) {
             if self.first_visit(root, &meta) {
                 let path = folder_name(self.vfs, root);
-                self.load(root, &path, md, stat);
-                self.nested_in(root, 1, &path);
+                let at = self.load(root, &path, md, stat);
+                self.nested_in(root, 1, &path, at);
             }
             return;
         }
         self.first_visit(root, &meta);
         self.children(root, 1, "");
+        // After the root's folders, so a folder skill of the same name wins.
+        let files = std::mem::take(&mut self.files);
+        self.pending.extend(files);
     }
 
     /// [`find_skill_md_in`], trying the common case first: one `stat` of
@@ -414,12 +642,30 @@ impl Walk<'_> {
         }
     }
 
-    fn load(&mut self, dir: &Path, path: &str, md: PathBuf, stat: Option<FileStat>) {
+    /// Queues the skill folder `dir` for loading; returns its index in
+    /// `pending`.
+    fn load(&mut self, dir: &Path, path: &str, md: PathBuf, stat: Option<FileStat>) -> usize {
         self.pending.push(Pending {
             dir: dir.to_path_buf(),
             path: path.to_owned(),
             md,
             stat,
+            agents: Some(AgentsHint::Unknown),
+        });
+        self.pending.len() - 1
+    }
+
+    /// Queues the Markdown file `file` at the root's top level (named `name`,
+    /// stat'ed as `meta`) as a candidate single-file skill, and stamps it:
+    /// editing it in place can turn it into a skill or change one.
+    fn candidate_file(&mut self, file: PathBuf, name: &str, meta: FileStat) {
+        self.dirs.push(Stamp::new(&file, Some(meta)));
+        self.files.push(Pending {
+            md: file.clone(),
+            dir: file,
+            path: name.to_owned(),
+            stat: Some(meta),
+            agents: None,
         });
     }
 
@@ -485,7 +731,18 @@ impl Walk<'_> {
             }
             let meta = match self.vfs.metadata(&path) {
                 Ok(meta) if meta.is_dir() => meta,
-                _ => continue,
+                Ok(meta) => {
+                    if depth == 1
+                        && meta.is_file()
+                        && self.options.single_file_skills
+                        && let Some(text) = text
+                        && single_file_candidate(text)
+                    {
+                        self.candidate_file(path, text, meta);
+                    }
+                    continue;
+                }
+                Err(_) => continue,
             };
             let Some(text) = text else {
                 self.out.diagnostics.push(Diagnostic::warning(
@@ -506,8 +763,8 @@ impl Walk<'_> {
                 continue;
             }
             if let Some((md, stat)) = self.probe(&path) {
-                self.load(&path, &child_rel, md, stat);
-                found += 1 + self.nested_in(&path, depth + 1, &child_rel);
+                let at = self.load(&path, &child_rel, md, stat);
+                found += 1 + self.nested_in(&path, depth + 1, &child_rel, at);
                 continue;
             }
             let below = if depth < self.options.max_depth {
@@ -530,16 +787,20 @@ impl Walk<'_> {
         found
     }
 
-    /// Searches the skill folder `skill` (at `rel` below the root) for nested
-    /// skills, its subfolders being at `depth`; returns how many were found.
-    /// Nothing when [`FsOptions::nested_skills`] is off or `depth` is past the
-    /// limit.
-    fn nested_in(&mut self, skill: &Path, depth: usize, rel: &str) -> usize {
+    /// Searches the skill folder `skill` (at `rel` below the root, `pending`
+    /// entry `at`) for nested skills, its subfolders being at `depth`; returns
+    /// how many were found. Nothing when [`FsOptions::nested_skills`] is off
+    /// or `depth` is past the limit. The listing also tells whether the skill
+    /// has an `agents` folder to read `openai.yaml` from.
+    fn nested_in(&mut self, skill: &Path, depth: usize, rel: &str, at: usize) -> usize {
         if !self.options.nested_skills || depth > self.options.max_depth {
             return 0;
         }
         match self.vfs.read_dir_kinds(skill) {
-            Ok(entries) => self.nested(skill, entries, depth, rel),
+            Ok(entries) => {
+                self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                self.nested(skill, entries, depth, rel)
+            }
             Err(err) => {
                 tracing::debug!(folder = %skill.display(), error = %err, "cannot list a skill folder");
                 0
@@ -596,7 +857,8 @@ impl Walk<'_> {
                     .any(|(n, k)| n == md && *k != Some(FileKind::Dir))
             });
             if let Some(md) = manifest {
-                self.load(&path, &child_rel, path.join(md), None);
+                let at = self.load(&path, &child_rel, path.join(md), None);
+                self.pending[at].agents = Some(AgentsHint::from_listing(&children));
                 found += 1;
             }
             if depth < self.options.max_depth {

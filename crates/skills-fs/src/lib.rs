@@ -30,6 +30,7 @@ mod beneath;
 mod cache;
 mod discover;
 mod lint;
+mod openai_yaml;
 mod options;
 mod parallel;
 mod probe;
@@ -49,6 +50,7 @@ pub use cache::ManualClock;
 pub use cache::{Clock, FsEnv, RACY_WINDOW, SystemClock};
 pub use discover::{DiscoveredSkill, Discovery};
 pub use lint::{lint_discovery, lint_skill_dir, resource_facts};
+pub use openai_yaml::MAX_OPENAI_YAML_BYTES;
 pub use options::{
     DEFAULT_COOLDOWN, DEFAULT_MAX_RESOURCE_BYTES, DEFAULT_MAX_SKILL_MD_BYTES, DEFAULT_SKIP_DIRS,
     FsOptions,

@@ -54,6 +54,10 @@ pub fn resource_facts(dir: &Path) -> io::Result<Vec<ResourceFact>> {
 pub fn lint_discovery(discovery: &mut Discovery) {
     let found = crate::parallel::map(&discovery.skills, |skill| {
         match (&skill.document, &skill.skill_md) {
+            // A single-file skill has no files: nothing to walk.
+            (Some(document), Some(md)) if skill.single_file => {
+                located(lint_skill(document, &[]), &skill.dir, md)
+            }
             (Some(document), Some(md)) => lint_skill_dir(&skill.dir, md, document),
             _ => Vec::new(),
         }
@@ -79,7 +83,13 @@ pub fn lint_skill_dir(dir: &Path, skill_md: &Path, document: &SkillDocument) -> 
             ];
         }
     };
-    lint_skill(document, &facts)
+    located(lint_skill(document, &facts), dir, skill_md)
+}
+
+/// Lint diagnostics with their file: a skill's file below `dir`, else its
+/// `SKILL.md`.
+fn located(lints: Vec<Diagnostic>, dir: &Path, skill_md: &Path) -> Vec<Diagnostic> {
+    lints
         .into_iter()
         .map(|mut d| {
             let file = match d.file.take() {

@@ -75,6 +75,17 @@ pub struct FsOptions {
     /// Costs one `read_dir` per subfolder of every skill per scan, and one
     /// `stat` per subfolder in each staleness check.
     pub nested_skills: bool,
+    /// Also read single-file skills (default `true`), opencode's shape: a
+    /// Markdown file at a root's top level (`<root>/<name>.md`) whose
+    /// frontmatter has a top-level `description` is a skill named by its
+    /// frontmatter `name`, else by the file's stem. It has no other files.
+    /// `README.md`, `AGENTS.md`, `CLAUDE.md`, `CHANGELOG.md`, `LICENSE.md`,
+    /// `CONTRIBUTING.md` and `SKILL.md` (any case) are never read as one, and
+    /// a Markdown file without such a frontmatter is silently not a skill.
+    /// A folder skill of the same name in the same root wins. Costs one read
+    /// per other top-level `.md` file per scan, and one `stat` of each in
+    /// every staleness check.
+    pub single_file_skills: bool,
 }
 
 impl Default for FsOptions {
@@ -92,6 +103,7 @@ impl Default for FsOptions {
             watch_skill_md: false,
             skip_dirs: DEFAULT_SKIP_DIRS.iter().map(|d| (*d).to_owned()).collect(),
             nested_skills: true,
+            single_file_skills: true,
         }
     }
 }
@@ -157,6 +169,14 @@ impl FsOptions {
     #[must_use]
     pub fn with_nested_skills(mut self, on: bool) -> Self {
         self.nested_skills = on;
+        self
+    }
+
+    /// Sets whether Markdown files at a root's top level are read as
+    /// single-file skills.
+    #[must_use]
+    pub fn with_single_file_skills(mut self, on: bool) -> Self {
+        self.single_file_skills = on;
         self
     }
 

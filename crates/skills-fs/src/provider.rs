@@ -19,7 +19,7 @@
 //! * No `std` mutex is held across a scan or an `.await`: the only one guards
 //!   the map of `get` results and is held for one map operation.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -34,9 +34,15 @@ use skills_core::{
 use tracing::{Instrument, debug_span, field};
 
 use crate::cache::{FsEnv, Stamp, all_unchanged};
-use crate::discover::{Discovery, discover_watched, load_skill_dir_stamped};
+use crate::discover::{
+    DiscoveredSkill, Discovery, discover_watched, load_skill_dir_stamped, load_skill_file_stamped,
+};
+use crate::openai_yaml::{self, AgentsHint};
 use crate::options::FsOptions;
-use crate::read::{list_resources_stamped, read_resource_bytes_in, read_resource_in};
+use crate::read::{
+    list_resources_stamped, read_resource_bytes_in, read_resource_in, read_single_file_bytes_in,
+    read_single_file_in, single_file_location,
+};
 use crate::vfs::Vfs;
 
 /// One immutable scan result. Readers hold an `Arc` to it, so a rescan never
@@ -44,7 +50,10 @@ use crate::vfs::Vfs;
 #[derive(Debug, Default)]
 struct Snapshot {
     catalog: Catalog,
+    /// Each skill's folder; for a single-file skill, its file.
     dirs: BTreeMap<String, PathBuf>,
+    /// The names of the single-file skills.
+    single_files: BTreeSet<String>,
     diagnostics: Vec<Diagnostic>,
     /// Roots, searched folders and skill folders, stat'ed before they were read.
     watched_dirs: Vec<Stamp>,
@@ -53,6 +62,9 @@ struct Snapshot {
     /// The `SKILL.md` of each skill left out as unusable: always checked, so a
     /// fix made in place is noticed.
     broken_mds: Vec<Stamp>,
+    /// `agents/openai.yaml` of each skill with an `agents/` folder (absent or
+    /// not): always checked.
+    sidecars: Vec<Stamp>,
     /// A stat is too close to the scan time to be trusted: re-scan at the next check.
     racy: bool,
 }
@@ -252,10 +264,28 @@ impl FsProvider {
     }
 
     /// The folder of the skill named `name` in the current snapshot, if
-    /// discovered. Makes no file-system call and never waits: it does not check
-    /// the disk even after the cooldown (call `list` first for a checked answer).
+    /// discovered; `None` also for a single-file skill, which has no folder
+    /// (see [`FsProvider::skill_file`]). Makes no file-system call and never
+    /// waits: it does not check the disk even after the cooldown (call `list`
+    /// first for a checked answer).
     pub fn skill_dir(&self, name: &str) -> Option<PathBuf> {
-        self.inner.current().dirs.get(name).cloned()
+        let snapshot = self.inner.current();
+        if snapshot.single_files.contains(name) {
+            return None;
+        }
+        snapshot.dirs.get(name).cloned()
+    }
+
+    /// The Markdown file of the single-file skill named `name` in the current
+    /// snapshot (see [`FsOptions::single_file_skills`]); `None` for a folder
+    /// skill or an unknown name. No file-system call, as
+    /// [`FsProvider::skill_dir`].
+    pub fn skill_file(&self, name: &str) -> Option<PathBuf> {
+        let snapshot = self.inner.current();
+        if !snapshot.single_files.contains(name) {
+            return None;
+        }
+        snapshot.dirs.get(name).cloned()
     }
 
     /// With `true`, runs every file-system step on the calling thread even
@@ -447,6 +477,7 @@ impl Inner {
                 Some("racy")
             } else if !all_unchanged(self.vfs(), &snapshot.watched_dirs)
                 || !all_unchanged(self.vfs(), &snapshot.broken_mds)
+                || !all_unchanged(self.vfs(), &snapshot.sidecars)
                 || (self.options.watch_skill_md && !all_unchanged(self.vfs(), &snapshot.skill_mds))
             {
                 Some("changed")
@@ -480,11 +511,15 @@ impl Inner {
         let mut discovery = watched.discovery;
         let index = discovery.index_by_name();
         let mut dirs = BTreeMap::new();
+        let mut single_files = BTreeSet::new();
         let mut metadata = Vec::with_capacity(index.len());
         for (name, i) in index {
             let skill = &discovery.skills[i];
             if let Some(doc) = &skill.document {
                 metadata.push(doc.metadata.clone());
+                if skill.single_file {
+                    single_files.insert(name.clone());
+                }
                 dirs.insert(name, skill.dir.clone());
             }
         }
@@ -501,6 +536,7 @@ impl Inner {
             .collect();
         let racy = watched.dirs.iter().any(|s| s.is_racy(taken))
             || broken_mds.iter().any(|s| s.is_racy(taken))
+            || watched.sidecars.iter().any(|s| s.is_racy(taken))
             || (self.options.watch_skill_md && watched.skill_mds.iter().any(|s| s.is_racy(taken)));
         span.record("skills", dirs.len());
         span.record("diagnostics", diagnostics.len());
@@ -508,10 +544,12 @@ impl Inner {
         let snapshot = Snapshot {
             catalog: Catalog::new(metadata),
             dirs,
+            single_files,
             diagnostics,
             watched_dirs: watched.dirs,
             skill_mds: watched.skill_mds,
             broken_mds,
+            sidecars: watched.sidecars,
             racy,
         };
         (snapshot, discovery)
@@ -561,7 +599,14 @@ impl Inner {
             return Ok((Arc::clone(&loaded.skill), true));
         }
         let mut stamps = Vec::new();
-        let loaded = load_skill_stamped(self.vfs(), &dir, &self.options, Some(&mut stamps));
+        let single_file = snapshot.single_files.contains(name);
+        let loaded = load_skill_stamped(
+            self.vfs(),
+            &dir,
+            single_file,
+            &self.options,
+            Some(&mut stamps),
+        );
         let mut skill = match loaded {
             Ok(skill) => skill,
             Err(failure) => {
@@ -609,8 +654,10 @@ impl Inner {
 
 /// Microseconds since `start`, for span fields.
 impl FsProvider {
-    /// Runs `read` for the file `path` of the skill `name` on the blocking pool,
-    /// recording `elapsed_us` and `bytes` (through `size`) on the current span.
+    /// Runs `read` for the file `path` of the skill `name` on the blocking pool
+    /// (given the skill's folder, or its file and `true` for a single-file
+    /// skill), recording `elapsed_us` and `bytes` (through `size`) on the
+    /// current span.
     async fn read_in_skill<T, R>(
         &self,
         name: &str,
@@ -620,13 +667,17 @@ impl FsProvider {
     ) -> Result<T, Error>
     where
         T: Send + 'static,
-        R: FnOnce(&Inner, &Path, &str) -> Result<T, Error> + Send + 'static,
+        R: FnOnce(&Inner, &Path, &str, bool) -> Result<T, Error> + Send + 'static,
     {
         let started = Instant::now();
-        let (_, dir) = self.inner.dir_of(name).await?;
+        let (snapshot, dir) = self.inner.dir_of(name).await?;
         let inner = Arc::clone(&self.inner);
         let path = path.to_owned();
-        let result = self.inner.blocking(move || read(&inner, &dir, &path)).await;
+        let single_file = snapshot.single_files.contains(name);
+        let result = self
+            .inner
+            .blocking(move || read(&inner, &dir, &path, single_file))
+            .await;
         let span = tracing::Span::current();
         span.record("elapsed_us", micros(started));
         if let Ok(value) = &result {
@@ -664,7 +715,7 @@ pub(crate) fn load_skill_in(
     dir: &Path,
     options: &FsOptions,
 ) -> Result<Skill, Error> {
-    load_skill_stamped(vfs, dir, options, None).map_err(|failure| failure.error)
+    load_skill_stamped(vfs, dir, false, options, None).map_err(|failure| failure.error)
 }
 
 /// Why a skill folder did not load.
@@ -675,21 +726,46 @@ pub(crate) struct LoadFailure {
     pub(crate) no_skill_md: bool,
 }
 
-/// [`load_skill_in`]; with `stamps`, records the stats that show later whether
-/// the result is still current.
+/// [`load_skill_in`] for the skill folder `dir`, or the single-file skill
+/// `dir` when `single_file`; with `stamps`, records the stats that show later
+/// whether the result is still current.
+///
+/// A single-file skill has no files: an empty listing, and as location a
+/// `file:` URL of its Markdown file, not a path, so that nothing takes the
+/// file for a skill folder (staging then ships its `SKILL.md` alone, see
+/// `docs/providers.md`).
 pub(crate) fn load_skill_stamped(
     vfs: &dyn Vfs,
     dir: &Path,
+    single_file: bool,
     options: &FsOptions,
     mut stamps: Option<&mut Vec<Stamp>>,
 ) -> Result<Skill, LoadFailure> {
-    let (found, md_stamp) = load_skill_dir_stamped(vfs, dir, options);
+    // A folder's `agents/openai.yaml` is read after its listing, which tells
+    // whether there is one: no extra call for the skills without.
+    let (mut found, found_stamps): (DiscoveredSkill, Vec<Stamp>) = if single_file {
+        load_skill_file_stamped(vfs, dir, options)
+    } else {
+        load_skill_dir_stamped(vfs, dir, AgentsHint::Absent, options)
+    };
     if let Some(stamps) = stamps.as_deref_mut() {
-        stamps.extend(md_stamp);
+        stamps.extend(found_stamps);
     }
     match found.document {
-        Some(doc) => {
-            let listing = list_resources_stamped(vfs, dir, options, stamps);
+        Some(doc) if single_file => Ok(Skill::new(doc.metadata, doc.body, Default::default())
+            .with_location(single_file_location(dir))),
+        Some(mut doc) => {
+            let listing = list_resources_stamped(vfs, dir, options, stamps.as_deref_mut());
+            let sidecar = openai_yaml::apply(
+                vfs,
+                dir,
+                AgentsHint::from_resources(&listing),
+                &mut doc.metadata,
+                &mut found.diagnostics,
+            );
+            if let Some(stamps) = stamps {
+                stamps.extend(sidecar);
+            }
             let location = found
                 .skill_md
                 .map_or_else(|| dir.display().to_string(), |p| p.display().to_string());
@@ -758,7 +834,13 @@ impl SkillProvider for FsProvider {
             name,
             path,
             |content: &ResourceContent| content.text.len(),
-            move |inner, dir, path| read_resource_in(inner.vfs(), dir, path, range, &inner.options),
+            move |inner, dir, path, single_file| {
+                if single_file {
+                    read_single_file_in(inner.vfs(), dir, path, range, &inner.options)
+                } else {
+                    read_resource_in(inner.vfs(), dir, path, range, &inner.options)
+                }
+            },
         )
         .instrument(span)
         .await
@@ -772,9 +854,18 @@ impl SkillProvider for FsProvider {
             bytes = field::Empty,
             elapsed_us = field::Empty
         );
-        self.read_in_skill(name, path, ResourceBytes::len, |inner, dir, path| {
-            read_resource_bytes_in(inner.vfs(), dir, path, &inner.options)
-        })
+        self.read_in_skill(
+            name,
+            path,
+            ResourceBytes::len,
+            |inner, dir, path, single_file| {
+                if single_file {
+                    read_single_file_bytes_in(inner.vfs(), dir, path, &inner.options)
+                } else {
+                    read_resource_bytes_in(inner.vfs(), dir, path, &inner.options)
+                }
+            },
+        )
         .instrument(span)
         .await
     }

@@ -61,6 +61,104 @@ pub(crate) fn read_resource_bytes_in(
     Ok(ResourceBytes::new(path, bytes))
 }
 
+/// Reads the "resource" `raw_path` of the single-file skill `file` as text:
+/// only `SKILL.md`, the file itself, exists.
+pub(crate) fn read_single_file_in(
+    vfs: &dyn Vfs,
+    file: &Path,
+    raw_path: &str,
+    range: Option<LineRange>,
+    options: &FsOptions,
+) -> Result<ResourceContent, Error> {
+    let (path, bytes) = single_file_bytes(vfs, file, raw_path, options)?;
+    text_content(path, &bytes, range, options.max_read_bytes)
+}
+
+/// [`read_single_file_in`] as bytes.
+pub(crate) fn read_single_file_bytes_in(
+    vfs: &dyn Vfs,
+    file: &Path,
+    raw_path: &str,
+    options: &FsOptions,
+) -> Result<ResourceBytes, Error> {
+    let (path, bytes) = single_file_bytes(vfs, file, raw_path, options)?;
+    Ok(ResourceBytes::new(path, bytes))
+}
+
+/// The bytes of the single-file skill `file`, for a read of `SKILL.md`;
+/// any other path is refused: the skill has no other files. The file is read
+/// by handle beneath its root folder, as discovery read it.
+fn single_file_bytes(
+    vfs: &dyn Vfs,
+    file: &Path,
+    raw_path: &str,
+    options: &FsOptions,
+) -> Result<(ResourcePath, Vec<u8>), Error> {
+    let path = parse(file, raw_path)?;
+    if path.as_str() != "SKILL.md" {
+        tracing::info!(skill = %file.display(), path = %path, "refused: a single-file skill has no other files");
+        return Err(Error::new(
+            ErrorKind::ResourceNotFound,
+            format!(
+                "the skill has no file `{path}`: it is a single Markdown file (`{}`) with no folder of its own; only `SKILL.md` (that file) can be read",
+                file.display()
+            ),
+        ));
+    }
+    let root = match file.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let name = file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| ResourcePath::parse(n).ok())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::Io,
+                format!("`{}` has no usable file name", file.display()),
+            )
+        })?;
+    match vfs.read_beneath(root, &name, options.max_resource_bytes) {
+        Ok((_, bytes)) => Ok((path, bytes)),
+        Err(err) => Err(match Refusal::of(&err) {
+            Some(Refusal::TooLarge { len, cap }) => Error::new(
+                ErrorKind::TooLarge,
+                format!("`{path}` is {len} bytes; files over {cap} bytes are not read"),
+            ),
+            _ if err.kind() == io::ErrorKind::NotFound => Error::new(
+                ErrorKind::ResourceNotFound,
+                format!("the skill's file `{}` is gone", file.display()),
+            ),
+            _ => Error::new(
+                ErrorKind::Io,
+                format!("cannot read `{}`: {err}", file.display()),
+            )
+            .with_source(err),
+        }),
+    }
+}
+
+/// The location of a single-file skill: a `file:` URL of its Markdown file
+/// (made absolute against the working directory), so that nothing takes it
+/// for a skill folder's path.
+pub(crate) fn single_file_location(file: &Path) -> String {
+    let absolute = std::path::absolute(file).unwrap_or_else(|_| file.to_path_buf());
+    let text = absolute.to_string_lossy().replace('\\', "/");
+    let mut url = String::from("file://");
+    if !text.starts_with('/') {
+        url.push('/');
+    }
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte) {
+            url.push(char::from(byte));
+        } else {
+            url.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    url
+}
+
 fn parse(skill_dir: &Path, raw_path: &str) -> Result<ResourcePath, Error> {
     ResourcePath::parse(raw_path).inspect_err(|err| {
         tracing::warn!(skill = %skill_dir.display(), path = %raw_path.escape_debug(), reason = %err, "refused resource path");

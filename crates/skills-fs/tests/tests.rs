@@ -21,6 +21,7 @@ mod it {
     mod lint;
     mod listing;
     mod nested;
+    mod openai_yaml;
     mod paths;
     mod probe;
     mod provider;
@@ -29,7 +30,8 @@ mod it {
     mod reads;
     #[cfg(feature = "remote")]
     mod remote;
+    mod single_file;
     mod skill_md;
-    mod staleness;
+    pub(crate) mod staleness;
     mod standard_roots;
 }

@@ -641,6 +641,60 @@ async fn not_loaded_on_demand_and_cleanup() {
     assert!(!rt2.cleanup(&sid("s")).await.unwrap().removed);
 }
 
+/// A single-file skill (`<root>/<name>.md`) has no folder: staging it
+/// through its provider ships its `SKILL.md` alone as `skills/<name>/SKILL.md`,
+/// and staging on demand for a run refuses it, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn single_file_skill_stages_its_skill_md_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("skills");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(
+        root.join("notes.md"),
+        "---\ndescription: Keeps meeting notes. Use when asked to take notes.\n---\nWrite notes.\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("README.md"), "# Not part of any skill\n").unwrap();
+    let provider = Arc::new(skills_fs::FsProvider::new(
+        [root],
+        skills_fs::FsOptions::default(),
+    ));
+    let rt = runtime(dir.path());
+    rt.stage_from(&sid("s"), provider.as_ref(), "notes")
+        .await
+        .unwrap();
+    let staged = dir.path().join("ws/s/skills/notes");
+    let files: Vec<_> = std::fs::read_dir(&staged)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    // The runtime's own links (`out`, `work`, ...) sit beside it; no other
+    // file of the root came along.
+    assert!(files.contains(&"SKILL.md".to_owned()), "{files:?}");
+    assert!(
+        !files.iter().any(|f| f.ends_with(".md") && f != "SKILL.md"),
+        "{files:?}"
+    );
+    let text = std::fs::read_to_string(staged.join("SKILL.md")).unwrap();
+    assert!(
+        text.starts_with("---\ndescription: Keeps meeting notes.")
+            && text.ends_with("Write notes.\n"),
+        "{text}"
+    );
+
+    let on_demand = LocalRuntime::builder(dir.path().join("ws2"))
+        .policy(CommandPolicy::unrestricted())
+        .stage_on_demand(provider)
+        .build()
+        .unwrap();
+    let e = on_demand
+        .run(&sid("s"), &RunRequest::new("notes", "true"))
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), WorkspaceErrorKind::Unsupported, "{e}");
+    assert!(e.to_string().contains("no local folder"), "{e}");
+}
+
 /// Every run gets a run folder of its own that exists when it starts (one
 /// is made ahead of time in the background), and cleanup right after a run
 /// removes the workspace even while the next folder is being made.

@@ -24,17 +24,17 @@ use super::support::{Root, assert_good_loads, block_on, diags_with, expect_kind,
 const COOLDOWN: Duration = skills_fs::DEFAULT_COOLDOWN;
 
 /// A root, a manual clock, a counting file system and a provider over them.
-struct Fixture {
-    root: Root,
-    clock: Arc<ManualClock>,
-    fs: Arc<CountingFs>,
-    provider: FsProvider,
+pub(crate) struct Fixture {
+    pub(crate) root: Root,
+    pub(crate) clock: Arc<ManualClock>,
+    pub(crate) fs: Arc<CountingFs>,
+    pub(crate) provider: FsProvider,
 }
 
 impl Fixture {
     /// `setup` fills the root; then every file is backdated (unless `settled` is
     /// false), the provider is built and the counts are reset.
-    fn build(options: FsOptions, settled: bool, setup: impl FnOnce(&Root)) -> Self {
+    pub(crate) fn build(options: FsOptions, settled: bool, setup: impl FnOnce(&Root)) -> Self {
         let root = Root::new();
         setup(&root);
         if settled {
@@ -55,20 +55,20 @@ impl Fixture {
         }
     }
 
-    fn new(setup: impl FnOnce(&Root)) -> Self {
+    pub(crate) fn new(setup: impl FnOnce(&Root)) -> Self {
         Self::build(FsOptions::default(), true, setup)
     }
 
-    fn names(&self) -> Vec<String> {
+    pub(crate) fn names(&self) -> Vec<String> {
         names(&self.provider)
     }
 
     /// Moves the clock to the end of the cooldown (a check is due at exactly it).
-    fn after_cooldown(&self) {
+    pub(crate) fn after_cooldown(&self) {
         self.clock.advance(COOLDOWN);
     }
 
-    fn description(&self, name: &str) -> String {
+    pub(crate) fn description(&self, name: &str) -> String {
         let catalog = block_on(self.provider.list()).expect("list");
         catalog.get(name).expect("listed").description.clone()
     }
@@ -81,7 +81,7 @@ impl Fixture {
 
 /// Sets the modification time of everything under `path` (not following
 /// symlinks) an hour into the past, as if the tree had been written long ago.
-fn backdate(path: &Path) {
+pub(crate) fn backdate(path: &Path) {
     let past = SystemTime::now() - Duration::from_secs(3600);
     let meta = fs::symlink_metadata(path).expect("stat");
     if meta.file_type().is_symlink() {

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Error, ErrorKind, ResourceContent, Skill, SkillProvider};
-use skills_fs::{FsOptions, FsProvider};
+use skills_fs::{FsOptions, FsProvider, StandardProvider, StandardRoots};
 use skills_testkit::fixture::{self, SkillDir};
 use tempfile::TempDir;
 
@@ -74,6 +74,38 @@ impl Root {
     /// A provider over this root.
     pub(crate) fn provider_with(&self, options: FsOptions) -> FsProvider {
         FsProvider::new([self.path()], options)
+    }
+}
+
+/// A temporary repository (`base/repo`, with a `.git`) whose working
+/// directory is its top, beside an empty home folder (`base/home`), for
+/// layouts read through the standard roots.
+pub(crate) struct Repo {
+    base: TempDir,
+}
+
+impl Repo {
+    pub(crate) fn new() -> Self {
+        let base = tempfile::tempdir().expect("create temp dir");
+        fs::create_dir_all(base.path().join("repo/.git")).expect("create .git");
+        fs::create_dir_all(base.path().join("home")).expect("create home");
+        Self { base }
+    }
+
+    /// `repo/rel`.
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
+        self.base.path().join("repo").join(rel)
+    }
+
+    /// The standard roots of the repository, with every input injected
+    /// (`CODEX_HOME` and `XDG_CONFIG_HOME` unset), and default options.
+    pub(crate) fn provider(&self) -> StandardProvider {
+        StandardRoots::new()
+            .cwd(self.base.path().join("repo"))
+            .home(self.base.path().join("home"))
+            .codex_home(None)
+            .config_home(None)
+            .provider(FsOptions::default())
     }
 }
 
