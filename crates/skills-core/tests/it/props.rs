@@ -506,3 +506,67 @@ fn json_char_budget_with_few_skills() {
     let overruns = char_budget_overruns(&catalog, CatalogFormat::Json);
     assert!(overruns.is_empty(), "{overruns:?}");
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// (f) With random tiers and priorities and a character budget: `off` and
+    /// `manual` skills never appear, pinned ones always appear whole, entries
+    /// stay in name order, and the catalog fits unless the report says the
+    /// pinned skills alone do not.
+    #[test]
+    fn tiers_and_priorities_keep_the_budget_rules(
+        skills in skills_strategy(40),
+        rules in proptest::collection::vec((0usize..6, -3i32..4), 40),
+        budget in 0usize..6_000,
+        format in proptest::sample::select(FORMATS.to_vec()),
+    ) {
+        use skills_core::{Tier, VisibilityPolicy};
+        let catalog = Catalog::new(skills.iter().map(|(n, d, h)| metadata(n, d, *h)));
+        let mut policy = VisibilityPolicy::new();
+        for (skill, (tier, priority)) in catalog.entries().iter().zip(&rules) {
+            policy.set_tier(skill.name.as_str(), Tier::ALL[*tier]);
+            policy.set_priority(skill.name.as_str(), *priority);
+        }
+        let report = catalog.render_report(
+            &RenderOptions::default()
+                .with_format(format)
+                .with_budget(Budget::chars(budget))
+                .with_visibility(policy.clone()),
+        );
+        let text = &report.text;
+        if !report.over_budget {
+            prop_assert!(text.chars().count() <= budget, "{} > {budget}", text.chars().count());
+        }
+        // Positions of the listed names, in output order.
+        let mut positions = Vec::new();
+        for skill in catalog.entries() {
+            let name = skill.name.as_str();
+            let tier = policy.tier(skill);
+            let marker = match format {
+                CatalogFormat::Json => format!("{{\"name\":{}", serde_json::Value::from(name)),
+                CatalogFormat::Markdown => format!("- `{name}`"),
+                _ => {
+                    let mut escaped = String::new();
+                    skills_core::escape_xml(&mut escaped, name);
+                    format!("<skill name=\"{escaped}\"")
+                }
+            };
+            let at = text.find(&marker);
+            if !tier.is_listed() {
+                // Each marker ends where the name does, so it is exact.
+                prop_assert!(at.is_none(), "{name} ({tier}) is listed:\n{text}");
+                continue;
+            }
+            if tier.is_pinned() {
+                prop_assert!(at.is_some(), "pinned {name} missing:\n{text}");
+                prop_assert!(!report.shortened.iter().any(|n| n == name));
+                prop_assert!(!report.omitted.iter().any(|n| n == name));
+            }
+            if let Some(at) = at {
+                positions.push(at);
+            }
+        }
+        prop_assert!(positions.windows(2).all(|w| w[0] < w[1]), "not in name order:\n{text}");
+    }
+}
