@@ -19,6 +19,7 @@ mod catalog;
 mod cli;
 mod failure;
 mod list;
+mod lock;
 mod logging;
 mod mcp;
 mod read;
@@ -85,6 +86,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         roots,
         standard_roots,
         refresh,
+        locked,
+        lockfile,
         verbose,
         command,
     } = cli;
@@ -92,8 +95,13 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         roots,
         standard: standard_roots,
         refresh,
+        locked,
+        lockfile,
+        cache_dir: None,
     };
     match command {
+        Command::Lock(args) => lock::lock(args, &sources, out),
+        Command::Verify(args) => lock::verify(args, &sources, out),
         Command::Validate(args) => validate::run(args, &sources, out),
         Command::List(args) => list::run(args, &sources, out),
         Command::Catalog(args) => catalog::run(args, &sources, out),

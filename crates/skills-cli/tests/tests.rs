@@ -10,6 +10,7 @@ mod agent;
 mod cli;
 mod deploy;
 mod inspector;
+mod lock;
 mod mcp;
 mod parity;
 mod report;

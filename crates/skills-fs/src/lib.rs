@@ -73,6 +73,12 @@ pub struct ProvidersGuide;
 #[doc = include_str!("../../../docs/remote-roots.md")]
 pub struct RemoteRootsGuide;
 
+/// The example in `docs/lockfile.md` (the folder digest), compiled and run as
+/// a doc test.
+#[cfg(all(doctest, feature = "remote"))]
+#[doc = include_str!("../../../docs/lockfile.md")]
+pub struct LockfileGuide;
+
 /// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/standard-roots.md")]
