@@ -558,6 +558,9 @@ fn sweep(entry: &Path) {
 
 /// The URL (and path inside the archive) of a path inside a cached tree.
 pub(super) fn location_of(path: &Path, options: &RemoteOptions) -> Option<String> {
+    if let Some(shown) = super::index::location_of(path, options) {
+        return Some(shown);
+    }
     let remote = remote_dir(options).ok()?;
     let rest = path.strip_prefix(&remote).ok().or_else(|| {
         let real = fs::canonicalize(&remote).ok()?;

@@ -559,6 +559,43 @@ fn remember(last: &Path, key: &str) -> Result<(), Error> {
         })
 }
 
+/// The artifact URL (and, for an archive, `!/` and the path inside it) of a
+/// path inside an assembled index root: `<cache>/index/roots/<key>/root/<name>/…`.
+pub(super) fn location_of(path: &Path, options: &RemoteOptions) -> Option<String> {
+    let roots = cache::cache_base(options).ok()?.join("index").join("roots");
+    let rest = path.strip_prefix(&roots).ok().or_else(|| {
+        let real = fs::canonicalize(&roots).ok()?;
+        path.strip_prefix(real).ok()
+    })?;
+    let mut parts = rest.components().map(|c| match c {
+        std::path::Component::Normal(s) => s.to_str(),
+        _ => None,
+    });
+    let key = parts.next()??;
+    if parts.next()?? != "root" {
+        return None;
+    }
+    let name = parts.next()??;
+    let inner: Vec<&str> = parts.collect::<Option<_>>()?;
+    let listing = fs::read_to_string(roots.join(key).join(".artifacts")).ok()?;
+    let url = listing.lines().find_map(|line| {
+        let mut fields = line.splitn(4, '\t');
+        (fields.next()? == name).then(|| fields.nth(2).map(redact))?
+    })?;
+    let skill_md = inner.len() == 1 && inner[0] == "SKILL.md";
+    if inner.is_empty() || (skill_md && is_markdown_url(&url)) {
+        return Some(url);
+    }
+    Some(format!("{url}!/{}", inner.join("/")))
+}
+
+/// `true` when a URL's path ends in `.md`: a `skill-md` entry, whose `SKILL.md`
+/// is the download itself and maps to the URL alone.
+fn is_markdown_url(url: &str) -> bool {
+    let path = url.split(['?', '#']).next().unwrap_or("");
+    path.to_ascii_lowercase().ends_with(".md")
+}
+
 /// The last root built for an index and its artifacts, if still complete.
 fn last_root(last: &Path, index_dir: &Path) -> Option<(PathBuf, Vec<Artifact>)> {
     let key = fs::read_to_string(last).ok()?;

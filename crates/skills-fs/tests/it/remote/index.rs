@@ -379,3 +379,28 @@ fn plain_url_roots_record_the_digest_of_their_download() {
     }
     assert_eq!(server.hits("/one.zip"), 1);
 }
+
+#[test]
+fn paths_in_an_index_root_map_back_to_the_artifact_urls() {
+    let server = Server::start();
+    let cache = tempfile::tempdir().unwrap();
+    let (url, _, _) = two_skill_index(&server);
+    let root = resolve_root(&url, &options(cache.path())).unwrap();
+    let shown = |rel: &str| remote_location(&root.join(rel), &options(cache.path()));
+    assert_eq!(
+        shown("alpha/SKILL.md"),
+        Some(server.url("/.well-known/agent-skills/alpha/SKILL.md"))
+    );
+    assert_eq!(
+        shown("beta/scripts/run.sh"),
+        Some(format!(
+            "{}!/scripts/run.sh",
+            server.url("/files/beta.tar.gz")
+        ))
+    );
+    assert_eq!(
+        shown("beta/SKILL.md"),
+        Some(format!("{}!/SKILL.md", server.url("/files/beta.tar.gz")))
+    );
+    assert_eq!(shown("nobody/SKILL.md"), None);
+}
