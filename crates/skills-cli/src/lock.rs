@@ -6,7 +6,7 @@
 //! `{"roots": [specs], "skills": {name: {digest, source, url?, version?}}, "version": 1}`.
 //! A skill from a well-known index or a URL root is locked by the SHA-256 of the
 //! artifact downloaded (an archive's skills share it); a skill in a local folder
-//! by [`tree_digest`](skills_fs::remote::tree_digest) of its folder.
+//! by [`tree_digest`] of its folder.
 
 use std::collections::BTreeMap;
 use std::io::Write;
