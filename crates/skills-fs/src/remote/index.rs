@@ -44,8 +44,10 @@
 //! Whoever can write the cache folder can change what runs anyway (it is the
 //! user's own folder, like the cargo or npm cache). A full re-verification is a
 //! fresh download: [`RemoteOptions::refresh`] downloads and checks every
-//! artifact again, and a resolve with an empty cache folder (what `skills verify`
-//! does) trusts nothing cached.
+//! artifact again (and replaces the stored blob), and a resolve with an empty
+//! cache folder (what `skills verify` does) trusts nothing cached. Blobs are not
+//! fsynced one by one (that costs more than the download), so a power loss can
+//! leave a half-written blob; `refresh` repairs it.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -455,8 +457,25 @@ fn fetch_entry(
         ));
     }
     let tree = tmp.path.join("tree");
-    extract::extract(&download, format, &tree, &Limits::of(options), &entry.url).map_err(io)?;
-    let _ = fs::remove_file(&download);
+    if format == Format::SkillMd {
+        // The verified download is the file: moved, not copied.
+        let size = fs::metadata(&download).map_or(0, |m| m.len());
+        if size > options.max_entry_bytes {
+            return Err(refuse(
+                Code::IoError,
+                format!(
+                    "SKILL.md is {size} bytes, over the limit of {} (max_entry_bytes)",
+                    options.max_entry_bytes
+                ),
+            ));
+        }
+        fs::create_dir(&tree)
+            .and_then(|()| fs::rename(&download, tree.join("SKILL.md")))
+            .map_err(|e| io(io_error(format!("cannot place {}", tree.display()), e)))?;
+    } else {
+        extract::extract(&download, format, &tree, &Limits::of(options), &entry.url).map_err(io)?;
+        let _ = fs::remove_file(&download);
+    }
     if !tree.join("SKILL.md").is_file() {
         return Err(refuse(
             Code::IndexInvalid,
@@ -464,7 +483,18 @@ fn fetch_entry(
                 .into(),
         ));
     }
-    write_synced(&tmp.path.join(READY), b"ok\n").map_err(io)?;
+    // Not synced: one fsync per artifact would cost more than the download.
+    // A power loss can leave a blob half written under its digest name;
+    // `refresh` downloads, verifies and replaces it.
+    fs::write(tmp.path.join(READY), b"ok\n")
+        .map_err(|e| io(io_error(format!("cannot write {}", tmp.path.display()), e)))?;
+    if options.refresh && blob.exists() {
+        // Replace the stored copy with the one just verified.
+        let aside = blobs.join(format!("{TMP_PREFIX}{}", unique_suffix()));
+        if fs::rename(&blob, &aside).is_ok() {
+            let _ = fs::remove_dir_all(&aside);
+        }
+    }
     match fs::rename(&tmp.path, &blob) {
         Ok(()) => {}
         // Another process (or an earlier run, with `refresh`) stored the same
