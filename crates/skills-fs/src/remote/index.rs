@@ -26,8 +26,9 @@
 //!
 //! # Cache
 //! Under the cache folder (see [the module docs](super)):
-//! * `blobs/sha256-<hex>/tree/` is the unpacked content of one verified
-//!   artifact, addressed by its digest. It is created (renamed into place) only
+//! * `blobs/sha256-<hex>.md` is one verified `SKILL.md` and
+//!   `blobs/sha256-<hex>/tree/` the unpacked content of one verified archive,
+//!   addressed by the digest. It is created (renamed into place) only
 //!   after the downloaded bytes matched, so a later index listing the same
 //!   digest reuses it without a download; a changed upstream publishes a new
 //!   digest, which is a different folder, so it is always fetched.
@@ -406,9 +407,17 @@ fn fetch_entry(
 ) -> Result<(PathBuf, bool), Diagnostic> {
     let shown = redact(&entry.url);
     let hex = entry.digest.trim_start_matches("sha256:");
-    let blob = blobs.join(format!("sha256-{hex}"));
-    if !options.refresh && blob.join(READY).is_file() {
-        return Ok((blob.join("tree"), false));
+    // A `SKILL.md` is stored as one file, an archive as an unpacked tree.
+    let blob = match entry.kind {
+        Kind::SkillMd => blobs.join(format!("sha256-{hex}.md")),
+        Kind::Archive => blobs.join(format!("sha256-{hex}")),
+    };
+    let stored = match entry.kind {
+        Kind::SkillMd => blob.is_file(),
+        Kind::Archive => blob.join(READY).is_file(),
+    };
+    if !options.refresh && stored {
+        return Ok((tree_of(entry.kind, &blob), false));
     }
     let refuse = |code: Code, why: String| {
         Diagnostic::error(code, format!("{}: {why}; the skill is refused", entry.name))
@@ -419,9 +428,16 @@ fn fetch_entry(
         path: blobs.join(format!("{TMP_PREFIX}{}", unique_suffix())),
         keep: false,
     };
-    fs::create_dir(&tmp.path)
-        .map_err(|e| io(io_error(format!("cannot create {}", tmp.path.display()), e)))?;
-    let download = tmp.path.join("download");
+    let download = match entry.kind {
+        // The download is the blob: no folder to make.
+        Kind::SkillMd => tmp.path.with_extension("md"),
+        Kind::Archive => {
+            fs::create_dir(&tmp.path)
+                .map_err(|e| io(io_error(format!("cannot create {}", tmp.path.display()), e)))?;
+            tmp.path.join("download")
+        }
+    };
+    let _download_guard = TempFile(&download);
     let actual = match fetch::fetch(&entry.url, &download, None, options, Hash::Sha256) {
         Ok(Fetched::Body(_, digest)) => digest,
         Ok(Fetched::NotModified) => {
@@ -456,9 +472,7 @@ fn fetch_entry(
             ),
         ));
     }
-    let tree = tmp.path.join("tree");
-    if format == Format::SkillMd {
-        // The verified download is the file: moved, not copied.
+    if entry.kind == Kind::SkillMd {
         let size = fs::metadata(&download).map_or(0, |m| m.len());
         if size > options.max_entry_bytes {
             return Err(refuse(
@@ -469,13 +483,19 @@ fn fetch_entry(
                 ),
             ));
         }
-        fs::create_dir(&tree)
-            .and_then(|()| fs::rename(&download, tree.join("SKILL.md")))
-            .map_err(|e| io(io_error(format!("cannot place {}", tree.display()), e)))?;
-    } else {
-        extract::extract(&download, format, &tree, &Limits::of(options), &entry.url).map_err(io)?;
-        let _ = fs::remove_file(&download);
+        // Not synced (see below). A rename over an existing blob (with
+        // `refresh`) replaces it atomically.
+        fs::rename(&download, &blob).map_err(|e| {
+            io(io_error(
+                format!("cannot move {} into place", blob.display()),
+                e,
+            ))
+        })?;
+        return Ok((blob, true));
     }
+    let tree = tmp.path.join("tree");
+    extract::extract(&download, format, &tree, &Limits::of(options), &entry.url).map_err(io)?;
+    let _ = fs::remove_file(&download);
     if !tree.join("SKILL.md").is_file() {
         return Err(refuse(
             Code::IndexInvalid,
@@ -510,6 +530,25 @@ fn fetch_entry(
     Ok((blob.join("tree"), true))
 }
 
+/// What an assembled root copies for a stored blob: the `SKILL.md` file, or
+/// the archive's unpacked tree.
+fn tree_of(kind: Kind, blob: &Path) -> PathBuf {
+    match kind {
+        Kind::SkillMd => blob.to_path_buf(),
+        Kind::Archive => blob.join("tree"),
+    }
+}
+
+/// Removes a file on drop if it is still there (a download not moved into
+/// place).
+struct TempFile<'a>(&'a Path);
+
+impl Drop for TempFile<'_> {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(self.0);
+    }
+}
+
 /// One line of an assembled root's `.artifacts` listing.
 fn artifact_line(e: &Entry) -> String {
     format!(
@@ -539,7 +578,14 @@ fn assemble(
     fs::create_dir_all(&root)
         .map_err(|e| io_error(format!("cannot create {}", root.display()), e))?;
     for (entry, tree) in verified {
-        copy_tree(tree, &root.join(&entry.name))?;
+        let dest = root.join(&entry.name);
+        if entry.kind == Kind::SkillMd {
+            fs::create_dir(&dest)
+                .map_err(|e| io_error(format!("cannot create {}", dest.display()), e))?;
+            link_or_copy(tree, &dest.join("SKILL.md"))?;
+        } else {
+            copy_tree(tree, &dest)?;
+        }
     }
     write_synced(&tmp.path.join(".artifacts"), listing.as_bytes())?;
     write_synced(&tmp.path.join(READY), b"ok\n")?;
@@ -567,10 +613,17 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), Error> {
         let target = to.join(item.file_name());
         if kind.is_dir() {
             copy_tree(&item.path(), &target)?;
-        } else if kind.is_file() && fs::hard_link(item.path(), &target).is_err() {
-            fs::copy(item.path(), &target)
-                .map_err(|e| io_error(format!("cannot copy to {}", target.display()), e))?;
+        } else if kind.is_file() {
+            link_or_copy(&item.path(), &target)?;
         }
+    }
+    Ok(())
+}
+
+/// Hard-links `from` at `to`, or copies it where links are not possible.
+fn link_or_copy(from: &Path, to: &Path) -> Result<(), Error> {
+    if fs::hard_link(from, to).is_err() {
+        fs::copy(from, to).map_err(|e| io_error(format!("cannot copy to {}", to.display()), e))?;
     }
     Ok(())
 }

@@ -166,7 +166,7 @@ fn a_wrong_digest_refuses_that_skill_and_the_others_load() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(blobs, [format!("sha256-{}", &digest(&alpha)[7..])]);
+    assert_eq!(blobs, [format!("sha256-{}.md", &digest(&alpha)[7..])]);
 }
 
 #[test]
