@@ -50,6 +50,20 @@ pub(crate) struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
 
+    /// Fail (exit 1, with the differences) when the skills of the given roots
+    /// differ from the lockfile (see `skills lock`).
+    #[arg(long, global = true)]
+    pub(crate) locked: bool,
+
+    /// The lockfile of `skills lock`, `skills verify` and --locked.
+    #[arg(
+        long,
+        global = true,
+        value_name = "PATH",
+        default_value = "skills.lock.json"
+    )]
+    pub(crate) lockfile: PathBuf,
+
     /// Log what the libraries do to standard error: `-v` debug, `-vv` trace
     /// (default: off, or `$RUST_LOG` when set).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -276,6 +290,14 @@ pub(crate) enum Command {
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
+    /// Record every skill of the roots with its digest in the lockfile
+    /// (`skills.lock.json`, or --lockfile).
+    #[command(after_help = crate::lock::AFTER_HELP)]
+    Lock(crate::lock::LockArgs),
+    /// Download the roots again (nothing cached is trusted) and compare them
+    /// with the lockfile.
+    #[command(after_help = crate::lock::AFTER_HELP)]
+    Verify(crate::lock::LockArgs),
     /// Print one file of a skill (a line range of it with --lines).
     #[command(after_help = AFTER_HELP)]
     Read(crate::read::ReadArgs),

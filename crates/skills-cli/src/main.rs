@@ -21,6 +21,7 @@ mod config;
 mod failure;
 mod index;
 mod list;
+mod lock;
 mod logging;
 mod mcp;
 mod read;
@@ -89,6 +90,8 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         standard_roots,
         refresh,
         config,
+        locked,
+        lockfile,
         verbose,
         command,
     } = cli;
@@ -97,8 +100,13 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
         standard: standard_roots,
         refresh,
         config,
+        locked,
+        lockfile,
+        cache_dir: None,
     };
     match command {
+        Command::Lock(args) => lock::lock(args, &sources, out),
+        Command::Verify(args) => lock::verify(args, &sources, out),
         Command::Validate(args) => validate::run(args, &sources, out),
         Command::List(args) => list::run(args, &sources, out),
         Command::Catalog(args) => catalog::run(args, &sources, out),

@@ -27,6 +27,25 @@ pub(crate) struct Sources {
     pub(crate) refresh: bool,
     /// `--config FILE`.
     pub(crate) config: Option<PathBuf>,
+    /// `--locked`: the explicit roots must match the lockfile.
+    pub(crate) locked: bool,
+    /// The lockfile (`--lockfile`, else `skills.lock.json` here).
+    pub(crate) lockfile: PathBuf,
+    /// The cache folder for URL roots; `None` for the default one.
+    pub(crate) cache_dir: Option<PathBuf>,
+}
+
+/// One explicit root, resolved to a local folder.
+pub(crate) struct Root {
+    /// The root as given (a path or a URL).
+    pub(crate) spec: String,
+    /// The local folder.
+    pub(crate) path: PathBuf,
+    /// What a URL root downloaded, with digests.
+    pub(crate) artifacts: Vec<remote::Artifact>,
+    /// `true` when a skill of the root was refused (digest mismatch, bad
+    /// entry): printed on standard error while resolving.
+    pub(crate) refused: bool,
 }
 
 impl Sources {
@@ -35,10 +54,9 @@ impl Sources {
         crate::config::Settings::load(self.config.as_deref())
     }
 
-    /// The explicit roots as local folders: `--root` and PATH arguments, else
+    /// The explicit root specs: `--root` and PATH arguments, else
     /// `$SKILLS_ROOT`, else `examples/skills` (unless standard roots are used).
-    /// URLs are downloaded (or taken from the cache).
-    pub(crate) fn resolve(&self, paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+    pub(crate) fn specs(&self, paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
         let mut specs: Vec<PathBuf> = self.roots.iter().cloned().chain(paths).collect();
         if specs.is_empty() {
             specs = remote::roots_from_env()
@@ -55,7 +73,23 @@ impl Sources {
             }
             specs.push(default);
         }
-        let mut local = Vec::with_capacity(specs.len());
+        Ok(specs)
+    }
+
+    /// The explicit roots as local folders (see [`Sources::specs`]). URLs are
+    /// downloaded (or taken from the cache). With `--locked`, they must match
+    /// the lockfile.
+    pub(crate) fn resolve(&self, paths: Vec<PathBuf>) -> Result<Vec<PathBuf>, Failure> {
+        let roots = self.resolve_roots(self.specs(paths)?)?;
+        if self.locked {
+            crate::lock::enforce(&self.lockfile, &roots)?;
+        }
+        Ok(roots.into_iter().map(|r| r.path).collect())
+    }
+
+    /// Resolves each spec, keeping what a lockfile needs.
+    pub(crate) fn resolve_roots(&self, specs: Vec<PathBuf>) -> Result<Vec<Root>, Failure> {
+        let mut out = Vec::with_capacity(specs.len());
         for spec in specs {
             // A path that is not UTF-8 cannot be a URL; `ftp://…` is a URL the
             // library refuses by name.
@@ -63,11 +97,19 @@ impl Sources {
                 .to_str()
                 .filter(|text| remote::is_url(text) || remote::url_scheme(text).is_some())
             {
-                Some(url) => local.push(download(url, self.refresh)?),
-                None => local.push(spec),
+                Some(url) => out.push(download(url, self.refresh, self.cache_dir.as_deref())?),
+                None => {
+                    let path = check_paths(vec![spec.clone()])?.remove(0);
+                    out.push(Root {
+                        spec: spec.display().to_string(),
+                        path,
+                        artifacts: Vec::new(),
+                        refused: false,
+                    });
+                }
             }
         }
-        check_paths(local)
+        Ok(out)
     }
 
     /// One provider over the explicit roots and, when asked, the standard roots
@@ -112,9 +154,13 @@ pub(crate) fn standard_root_paths() -> impl Iterator<Item = PathBuf> {
         .map(|r| r.path)
 }
 
-/// Fetches a URL root into the cache, with a progress line on a terminal.
-fn download(url: &str, refresh: bool) -> Result<PathBuf, Failure> {
+/// Fetches a URL root into the cache (`cache_dir`, else the default one), with
+/// a progress line on a terminal; prints the skills a well-known index refused.
+fn download(url: &str, refresh: bool, cache_dir: Option<&Path>) -> Result<Root, Failure> {
     let mut options = RemoteOptions::default().with_refresh(refresh);
+    if let Some(dir) = cache_dir {
+        options = options.with_cache_dir(dir);
+    }
     let drew = Arc::new(AtomicBool::new(false));
     if io::stderr().is_terminal() {
         let drew = Arc::clone(&drew);
@@ -150,7 +196,15 @@ fn download(url: &str, refresh: bool) -> Result<PathBuf, Failure> {
             copy.fetched_utc()
         );
     }
-    Ok(resolved.path)
+    for d in &resolved.diagnostics {
+        eprintln!("{}", crate::text::line(&d.to_string()));
+    }
+    Ok(Root {
+        spec: url.to_owned(),
+        path: resolved.path,
+        refused: resolved.diagnostics.iter().any(Diagnostic::is_error),
+        artifacts: resolved.artifacts,
+    })
 }
 
 /// Shows files inside cached URL roots as `url!/path/in/archive` instead of

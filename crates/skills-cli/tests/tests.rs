@@ -12,6 +12,7 @@ mod config;
 mod deploy;
 mod index;
 mod inspector;
+mod lock;
 mod mcp;
 mod parity;
 mod report;

@@ -83,6 +83,12 @@ pub struct RemoteRootsGuide;
 #[doc = include_str!("../../../docs/skill-format.md")]
 pub struct SkillFormatGuide;
 
+/// The example in `docs/lockfile.md` (the folder digest), compiled and run as
+/// a doc test.
+#[cfg(all(doctest, feature = "remote"))]
+#[doc = include_str!("../../../docs/lockfile.md")]
+pub struct LockfileGuide;
+
 /// The examples in `docs/standard-roots.md`, compiled and run as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../docs/standard-roots.md")]

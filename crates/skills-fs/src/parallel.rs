@@ -24,6 +24,19 @@ where
         .map_or(1, usize::from)
         .min(MAX_THREADS)
         .min(items.len() / PARALLEL_MIN_ITEMS);
+    map_on(items, threads, f)
+}
+
+/// [`map`] on exactly `threads` threads (fewer when there are fewer items),
+/// for work that waits on the network rather than the CPU.
+#[cfg_attr(not(feature = "remote"), allow(dead_code))]
+pub(crate) fn map_on<T, R, F>(items: &[T], threads: usize, f: F) -> Vec<R>
+where
+    T: Sync,
+    R: Send,
+    F: Fn(&T) -> R + Sync,
+{
+    let threads = threads.min(items.len());
     if threads <= 1 {
         return items.iter().map(f).collect();
     }

@@ -23,11 +23,13 @@ use sha2::{Digest, Sha256};
 use skills_core::{Error, ErrorKind};
 
 use super::extract::{self, Limits};
-use super::fetch::{self, Fetched, Validators};
-use super::{RemoteOptions, Resolved, Source, StaleCopy, default_cache_dir, io_error, redact};
+use super::fetch::{self, Fetched, Hash, Validators};
+use super::{
+    Artifact, RemoteOptions, Resolved, Source, StaleCopy, default_cache_dir, io_error, redact,
+};
 
 /// Sentinel written last inside a complete version.
-const READY: &str = ".ready";
+pub(super) const READY: &str = ".ready";
 /// URL, validators, fetch time and layout of a version.
 const META: &str = ".meta";
 /// The extracted tree inside a version.
@@ -40,7 +42,7 @@ const SUPERSEDED: &str = ".superseded";
 const VERSION_PREFIX: char = 'v';
 /// Prefix of in-progress versions (inside an entry) and of legacy entries moved
 /// aside (in `remote/`).
-const TMP_PREFIX: &str = ".tmp-";
+pub(super) const TMP_PREFIX: &str = ".tmp-";
 const OLD_PREFIX: &str = ".old-";
 /// Prefix of a pointer being written.
 const POINTER_PREFIX: &str = ".current-";
@@ -49,9 +51,13 @@ const STALE_TMP_AGE: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// Hex SHA-256 of the URL.
 pub(super) fn cache_key(url: &str) -> String {
-    let digest = Sha256::digest(url.as_bytes());
-    let mut out = String::with_capacity(64);
-    for byte in digest.iter() {
+    hex(&Sha256::digest(url.as_bytes()))
+}
+
+/// Lowercase hex of `bytes`.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
         out.push(char::from(HEX[usize::from(byte >> 4)]));
         out.push(char::from(HEX[usize::from(byte & 0xf)]));
     }
@@ -62,7 +68,12 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `<cache>/remote`, not created.
 pub(super) fn remote_dir(options: &RemoteOptions) -> Result<PathBuf, Error> {
-    let base = match &options.cache_dir {
+    Ok(cache_base(options)?.join("remote"))
+}
+
+/// The cache folder itself, not created.
+pub(super) fn cache_base(options: &RemoteOptions) -> Result<PathBuf, Error> {
+    Ok(match &options.cache_dir {
         Some(dir) => dir.clone(),
         None => default_cache_dir().ok_or_else(|| {
             Error::new(
@@ -70,8 +81,7 @@ pub(super) fn remote_dir(options: &RemoteOptions) -> Result<PathBuf, Error> {
                 "no cache folder for URL roots: set SKILLS_CACHE_DIR (no home folder found)",
             )
         })?,
-    };
-    Ok(base.join("remote"))
+    })
 }
 
 /// What `.meta` records.
@@ -83,6 +93,9 @@ struct Meta {
     format: String,
     /// The folder a top-level `SKILL.md` was placed in (not in the archive).
     placed: Option<String>,
+    /// `sha256:<hex>` of the downloaded bytes (absent in entries written
+    /// before digests were recorded).
+    sha256: Option<String>,
 }
 
 impl Meta {
@@ -93,6 +106,9 @@ impl Meta {
         }
         if let Some(placed) = &self.placed {
             out.push_str(&format!("placed {placed}\n"));
+        }
+        if let Some(sha256) = &self.sha256 {
+            out.push_str(&format!("sha256 {sha256}\n"));
         }
         if let Some(etag) = &self.validators.etag {
             out.push_str(&format!("etag {etag}\n"));
@@ -116,6 +132,7 @@ impl Meta {
                 "fetched" => meta.fetched = value.parse().unwrap_or(0),
                 "format" => meta.format = value,
                 "placed" => meta.placed = Some(value),
+                "sha256" => meta.sha256 = Some(value),
                 "etag" => meta.validators.etag = Some(value),
                 "last-modified" => meta.validators.last_modified = Some(value),
                 "file-stamp" => meta.validators.file_stamp = Some(value),
@@ -154,13 +171,32 @@ fn tree_path(entry: &Path, version: &str) -> PathBuf {
     }
 }
 
-/// Fetches `url` into the cache (or finds it there) and returns the tree's path.
+/// Fetches `url` into the cache (or finds it there) and returns the tree's path,
+/// with the digest of the downloaded bytes as its one [`Artifact`].
 pub(super) fn resolve_url(url: &str, options: &RemoteOptions) -> Result<Resolved, Error> {
+    let mut resolved = resolve_tree(url, options)?;
+    if !matches!(resolved.source, Source::Local) {
+        let entry = remote_dir(options)?.join(cache_key(url));
+        let digest = current_version(&entry).and_then(|v| read_meta(&entry.join(v)).sha256);
+        resolved.artifacts.push(Artifact {
+            name: None,
+            url: redact(url),
+            digest,
+            version: None,
+        });
+    }
+    Ok(resolved)
+}
+
+/// [`resolve_url`] without the artifact.
+fn resolve_tree(url: &str, options: &RemoteOptions) -> Result<Resolved, Error> {
     let shown = redact(url);
     let resolved = |path: PathBuf, source: Source| Resolved {
         path,
         url: Some(shown.clone()),
         source,
+        diagnostics: Vec::new(),
+        artifacts: Vec::new(),
     };
     // A `file://` folder is used in place.
     if url
@@ -271,9 +307,9 @@ fn revalidate(
 }
 
 /// A temporary folder removed on drop unless kept.
-struct TempDir {
-    path: PathBuf,
-    keep: bool,
+pub(super) struct TempDir {
+    pub(super) path: PathBuf,
+    pub(super) keep: bool,
 }
 
 impl Drop for TempDir {
@@ -284,7 +320,7 @@ impl Drop for TempDir {
     }
 }
 
-fn unique_suffix() -> String {
+pub(super) fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -315,21 +351,14 @@ fn build(
         )
     })?;
     let download = tmp.path.join("download");
-    let validators = match fetch::fetch(url, &download, prior, options)? {
+    let (validators, sha256) = match fetch::fetch(url, &download, prior, options, Hash::Sha256)? {
         Fetched::NotModified => return Ok(None),
-        Fetched::Body(v) => v,
+        Fetched::Body(v, digest) => (v, digest),
     };
 
     let format = extract::sniff(&download, url)?;
     let content = tmp.path.join("content");
-    let limits = Limits {
-        max_entry_bytes: options.max_entry_bytes,
-        max_total_bytes: options.max_total_bytes,
-        max_entries: options.max_entries,
-        max_path_bytes: options.max_path_bytes,
-        max_depth: options.max_depth,
-    };
-    extract::extract(&download, format, &content, &limits, url)?;
+    extract::extract(&download, format, &content, &Limits::of(options), url)?;
     let _ = fs::remove_file(&download);
 
     // A skill at the top level gets a folder named after it, so its name matches
@@ -357,13 +386,14 @@ fn build(
         fetched: now_secs(),
         format: format.as_str().to_owned(),
         placed: placed_name,
+        sha256: Some(sha256),
     };
     write_synced(&tmp.path.join(META), meta.render().as_bytes())?;
     write_synced(&tmp.path.join(READY), b"ok\n")?;
     Ok(Some(tmp))
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+pub(super) fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     fs::File::create(path)
         .and_then(|mut f| {
             f.write_all(bytes)?;
@@ -528,6 +558,9 @@ fn sweep(entry: &Path) {
 
 /// The URL (and path inside the archive) of a path inside a cached tree.
 pub(super) fn location_of(path: &Path, options: &RemoteOptions) -> Option<String> {
+    if let Some(shown) = super::index::location_of(path, options) {
+        return Some(shown);
+    }
     let remote = remote_dir(options).ok()?;
     let rest = path.strip_prefix(&remote).ok().or_else(|| {
         let real = fs::canonicalize(&remote).ok()?;

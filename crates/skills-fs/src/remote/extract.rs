@@ -46,6 +46,19 @@ pub(super) struct Limits {
     pub(super) max_depth: usize,
 }
 
+impl Limits {
+    /// The caps set in `options`.
+    pub(super) fn of(options: &super::RemoteOptions) -> Self {
+        Self {
+            max_entry_bytes: options.max_entry_bytes,
+            max_total_bytes: options.max_total_bytes,
+            max_entries: options.max_entries,
+            max_path_bytes: options.max_path_bytes,
+            max_depth: options.max_depth,
+        }
+    }
+}
+
 /// Decides the format from the first bytes, whatever the URL's extension says.
 pub(super) fn sniff(path: &Path, url: &str) -> Result<Format, Error> {
     let mut head = [0u8; 512];
@@ -692,7 +705,7 @@ fn frontmatter_name(skill_md: &Path) -> Option<String> {
     None
 }
 
-fn is_plain_component(name: &str) -> bool {
+pub(super) fn is_plain_component(name: &str) -> bool {
     !name.is_empty()
         && name != "."
         && name != ".."

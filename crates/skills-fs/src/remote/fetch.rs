@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
+use sha2::{Digest as _, Sha256};
 use skills_core::{Error, ErrorKind};
 
 use super::{ProgressFn, RemoteOptions, io_error, redact};
@@ -26,8 +27,19 @@ pub(super) struct Validators {
 pub(super) enum Fetched {
     /// The conditional request found the cached copy current.
     NotModified,
-    /// The body was written to the destination file.
-    Body(Validators),
+    /// The body was written to the destination file, with the SHA-256 of its
+    /// raw bytes as `sha256:<64 lowercase hex>` (empty when hashing was off).
+    Body(Validators, String),
+}
+
+/// Whether [`fetch`] hashes the bytes it writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hash {
+    /// SHA-256 of the raw bytes, computed while they are written.
+    Sha256,
+    /// No digest (the index itself, whose bytes are not locked, and the
+    /// benchmark baseline).
+    Off,
 }
 
 /// Fetches `url` into `dest` (created). With `prior`, the request is conditional.
@@ -36,6 +48,7 @@ pub(super) fn fetch(
     dest: &Path,
     prior: Option<&Validators>,
     options: &RemoteOptions,
+    hash: Hash,
 ) -> Result<Fetched, Error> {
     let span = tracing::info_span!(
         "skills.remote.download",
@@ -52,9 +65,9 @@ pub(super) fn fetch(
         .get(..7)
         .is_some_and(|s| s.eq_ignore_ascii_case("file://"))
     {
-        fetch_file(url, dest, prior, options, started)
+        fetch_file(url, dest, prior, options, started, hash)
     } else {
-        fetch_http(url, dest, prior, options, started, &span)
+        fetch_http(url, dest, prior, options, started, &span, hash)
     };
     span.record("elapsed_ms", started.elapsed().as_millis() as u64);
     match &result {
@@ -66,7 +79,7 @@ pub(super) fn fetch(
                 "revalidated: not modified"
             );
         }
-        Ok(Fetched::Body(v)) => {
+        Ok(Fetched::Body(v, _)) => {
             span.record("status", "downloaded");
             let bytes = fs::metadata(dest).map_or(0, |m| m.len());
             span.record("bytes", bytes);
@@ -110,6 +123,7 @@ fn fetch_http(
     options: &RemoteOptions,
     started: Instant,
     span: &tracing::Span,
+    hash: Hash,
 ) -> Result<Fetched, Error> {
     let shown = redact(url);
     let config = ureq::Agent::config_builder()
@@ -175,7 +189,8 @@ fn fetch_http(
         return Err(too_large_download(&shown, options.max_download_bytes));
     }
     let mut reader = body.into_reader();
-    let written = copy_download(&mut reader, dest, total, &shown, options, started)?;
+    let (written, digest) =
+        copy_download(&mut reader, dest, total, &shown, options, started, hash)?;
     if let Some(total) = total
         && written != total
     {
@@ -184,7 +199,7 @@ fn fetch_http(
             format!("{shown}: received {written} bytes but Content-Length said {total}"),
         ));
     }
-    Ok(Fetched::Body(validators))
+    Ok(Fetched::Body(validators, digest))
 }
 
 fn http_error(shown: &str, err: ureq::Error, options: &RemoteOptions) -> Error {
@@ -212,7 +227,9 @@ fn too_large_download(shown: &str, max: u64) -> Error {
 }
 
 /// Copies `reader` to a new file at `dest`, counting bytes against the download
-/// limit and reporting progress.
+/// limit and reporting progress. With [`Hash::Sha256`] every chunk also feeds a
+/// SHA-256 hasher on its way to the file, so the digest costs no second read;
+/// it is returned as `sha256:<hex>` (empty with [`Hash::Off`]).
 fn copy_download(
     reader: &mut dyn Read,
     dest: &Path,
@@ -220,7 +237,9 @@ fn copy_download(
     shown: &str,
     options: &RemoteOptions,
     started: Instant,
-) -> Result<u64, Error> {
+    hash: Hash,
+) -> Result<(u64, String), Error> {
+    let mut hasher = (hash == Hash::Sha256).then(Sha256::new);
     let mut out = fs::File::create(dest)
         .map_err(|e| io_error(format!("cannot create {}", dest.display()), e))?;
     let progress: Option<&ProgressFn> = options.on_progress.as_ref();
@@ -267,6 +286,9 @@ fn copy_download(
         if written > options.max_download_bytes {
             return Err(too_large_download(shown, options.max_download_bytes));
         }
+        if let Some(hasher) = &mut hasher {
+            hasher.update(&buf[..n]);
+        }
         out.write_all(&buf[..n])
             .map_err(|e| io_error(format!("cannot write {}", dest.display()), e))?;
         if let Some(progress) = progress {
@@ -275,7 +297,10 @@ fn copy_download(
     }
     out.flush()
         .map_err(|e| io_error(format!("cannot write {}", dest.display()), e))?;
-    Ok(written)
+    let digest = hasher.map_or_else(String::new, |h| {
+        format!("sha256:{}", super::cache::hex(&h.finalize()))
+    });
+    Ok((written, digest))
 }
 
 /// A read timeout, as std reports it or as ureq wraps its own.
@@ -295,6 +320,7 @@ fn fetch_file(
     prior: Option<&Validators>,
     options: &RemoteOptions,
     started: Instant,
+    hash: Hash,
 ) -> Result<Fetched, Error> {
     let path = file_url_path(url)?;
     let shown = path.display().to_string();
@@ -321,11 +347,22 @@ fn fetch_file(
     }
     let mut file =
         fs::File::open(&path).map_err(|e| io_error(format!("cannot read {shown}"), e))?;
-    copy_download(&mut file, dest, Some(meta.len()), &shown, options, started)?;
-    Ok(Fetched::Body(Validators {
-        file_stamp: Some(stamp),
-        ..Validators::default()
-    }))
+    let (_, digest) = copy_download(
+        &mut file,
+        dest,
+        Some(meta.len()),
+        &shown,
+        options,
+        started,
+        hash,
+    )?;
+    Ok(Fetched::Body(
+        Validators {
+            file_stamp: Some(stamp),
+            ..Validators::default()
+        },
+        digest,
+    ))
 }
 
 /// The local path of a `file://` URL (`file:///p` or `file://localhost/p`),

@@ -47,6 +47,15 @@
 //! a deadline ([`RemoteOptions::total_timeout`], 120 s by default). Executable
 //! bits are kept; no other mode bits are.
 //!
+//! # Well-known indexes
+//! `https://host/.well-known/agent-skills/index.json` (agentskills.io discovery
+//! schema 0.2.0), or a bare `https://host`, which probes that path, is an index
+//! root: every listed artifact is downloaded, its `sha256:` digest checked before
+//! it is unpacked, and the verified skills assembled into one folder. A skill
+//! whose digest differs is refused with a `digest-mismatch` diagnostic in
+//! [`Resolved::diagnostics`]; the others load. See [`index_url`] and the
+//! `index` module's documentation in the source for the cache layout.
+//!
 //! # `SKILLS_ROOT`
 //! [`roots_from_env`] reads a list of roots; see [`parse_root_list`] for the rule.
 //!
@@ -62,13 +71,21 @@
 mod cache;
 mod extract;
 mod fetch;
+mod index;
+mod tree;
+
+pub use tree::tree_digest;
+
+pub use index::{
+    DOWNLOAD_THREADS, MAX_INDEX_BYTES, SCHEMA_0_2_0, WELL_KNOWN_INDEX_PATH, index_url,
+};
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use skills_core::{Error, ErrorKind};
+use skills_core::{Diagnostic, Error, ErrorKind};
 
 /// Default cap on the downloaded (compressed) size: 64 MiB.
 pub const DEFAULT_MAX_DOWNLOAD_BYTES: u64 = 64 * 1024 * 1024;
@@ -370,7 +387,9 @@ pub fn resolve_root(spec: &str, options: &RemoteOptions) -> Result<PathBuf, Erro
 /// As [`resolve_root`].
 pub fn resolve_root_detailed(spec: &str, options: &RemoteOptions) -> Result<Resolved, Error> {
     let spec = spec.trim();
-    if is_url(spec) {
+    if let Some(index) = index_url(spec) {
+        index::resolve(&index, options)
+    } else if is_url(spec) {
         cache::resolve_url(spec, options)
     } else if let Some(scheme) = url_scheme(spec) {
         tracing::warn!(scheme, "refused URL root: unsupported scheme");
@@ -380,8 +399,46 @@ pub fn resolve_root_detailed(spec: &str, options: &RemoteOptions) -> Result<Reso
             path: PathBuf::from(spec),
             url: None,
             source: Source::Local,
+            diagnostics: Vec::new(),
+            artifacts: Vec::new(),
         })
     }
+}
+
+/// Downloads every URL of `urls` into `dir` (files `0`, `1`, … in order) with
+/// the download code of URL roots, on [`DOWNLOAD_THREADS`] threads, computing
+/// each SHA-256 (returned as `sha256:<hex>`) when `hash` is set, else returning
+/// empty strings. Nothing is verified or unpacked: it is the baseline the
+/// benchmarks compare an index resolve with.
+///
+/// # Errors
+/// The first download that failed.
+#[cfg(feature = "testing")]
+#[doc(hidden)]
+pub fn download_all(
+    urls: &[String],
+    dir: &Path,
+    options: &RemoteOptions,
+    hash: bool,
+) -> Result<Vec<String>, Error> {
+    let numbered: Vec<(usize, &String)> = urls.iter().enumerate().collect();
+    let mode = if hash {
+        fetch::Hash::Sha256
+    } else {
+        fetch::Hash::Off
+    };
+    crate::parallel::map_on(&numbered, DOWNLOAD_THREADS, |(i, url)| match fetch::fetch(
+        url,
+        &dir.join(i.to_string()),
+        None,
+        options,
+        mode,
+    )? {
+        fetch::Fetched::Body(_, digest) => Ok(digest),
+        fetch::Fetched::NotModified => Err(Error::new(ErrorKind::Other, "unexpected 304")),
+    })
+    .into_iter()
+    .collect()
 }
 
 /// [`resolve_root`] with [`RemoteOptions::refresh`] set: a cached URL is
@@ -404,6 +461,31 @@ pub struct Resolved {
     pub url: Option<String>,
     /// Where the folder came from.
     pub source: Source,
+    /// Problems that refused part of the root but not all of it: for a
+    /// well-known index, entries skipped (`index-invalid`, unknown `type`) and
+    /// skills refused because their digest did not match (`digest-mismatch`).
+    /// Empty for other roots.
+    pub diagnostics: Vec<Diagnostic>,
+    /// What was downloaded, with digests: one per verified index entry (sorted
+    /// by name), one for an archive or `SKILL.md` URL, none for a local folder.
+    /// This is what a lockfile records.
+    pub artifacts: Vec<Artifact>,
+}
+
+/// One downloaded artifact of a URL root, as a lockfile records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Artifact {
+    /// The skill's name in a well-known index; `None` for an archive or
+    /// `SKILL.md` URL root (its skills share the artifact).
+    pub name: Option<String>,
+    /// The artifact's URL, without user and password.
+    pub url: String,
+    /// `sha256:<64 lowercase hex>` of the raw bytes downloaded. `None` only for
+    /// a URL root cached before digests were recorded (refresh it to get one).
+    pub digest: Option<String>,
+    /// The `version` an index entry declared.
+    pub version: Option<String>,
 }
 
 /// Where a [`Resolved`] folder came from.

@@ -1700,3 +1700,5 @@ fn an_entry_of_the_layout_before_versions_is_replaced() {
     assert!(!entry.join("root").exists());
     assert_eq!(cache_listing(cache.path()).len(), 1);
 }
+
+mod index;
