@@ -154,12 +154,12 @@ impl Catalog {
     /// name order whatever is dropped, so adding a low-priority skill never
     /// moves the others. See [`Catalog::render_report`] for what was done.
     pub fn render(&self, options: &RenderOptions) -> String {
-        self.render_report(options).text
+        render(&self.inner.entries, &self.inner.one_line, options, false).text
     }
 
     /// [`Catalog::render`], with what the budget shortened and left out.
     pub fn render_report(&self, options: &RenderOptions) -> RenderReport {
-        render(&self.inner.entries, &self.inner.one_line, options)
+        render(&self.inner.entries, &self.inner.one_line, options, true)
     }
 }
 
@@ -504,6 +504,18 @@ struct Candidate<'a> {
     shown: Shown<'a>,
     pinned: bool,
     priority: i32,
+    /// The name's length in characters.
+    name_chars: usize,
+}
+
+/// The length of `text` in characters, without a scan for ASCII text longer
+/// than the scan costs.
+fn char_len(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.chars().count()
+    }
 }
 
 /// What [`Catalog::render_report`] did to fit the budget.
@@ -522,10 +534,13 @@ pub struct RenderReport {
     pub over_budget: bool,
 }
 
+/// Renders `all` (with their one-line descriptions `lines`); `lists` fills
+/// the report's name lists.
 fn render<'a>(
     all: &'a [SkillMetadata],
     lines: &'a [String],
     options: &RenderOptions,
+    lists: bool,
 ) -> RenderReport {
     let policy = &*options.visibility;
     let cap = options.budget.description_cap;
@@ -552,6 +567,7 @@ fn render<'a>(
             },
             pinned,
             priority,
+            name_chars: char_len(e.name.as_str()),
         });
     }
     let mut report = RenderReport::default();
@@ -565,83 +581,110 @@ fn render<'a>(
         for (i, entry) in entries.iter().enumerate() {
             push_entry(&mut body, format, &entry.shown, i == 0);
         }
-        report.text = assemble(format, &guardrail, &body, &[]);
+        report.text = assemble(format, &guardrail, &body, Omitted::default());
         return report;
     };
+    let chars = matches!(limit, BudgetLimit::Chars(_));
     let cost = |text: &str| match limit {
-        BudgetLimit::Chars(_) => text.chars().count(),
+        BudgetLimit::Chars(_) => char_len(text),
         BudgetLimit::Tokens(_) => options.token_counter.count(text),
     };
     let max = match limit {
         BudgetLimit::Chars(n) | BudgetLimit::Tokens(n) => n,
     };
-    // The cost of one entry line, rendered into a reused buffer. `first:
-    // false` gives every JSON entry a leading comma; the first kept one drops
-    // it when joined, so a JSON catalog is at most one character cheaper.
-    let mut scratch = String::new();
-    let mut line_cost = |shown: &Shown<'_>| {
-        scratch.clear();
-        push_entry(&mut scratch, format, shown, false);
-        cost(&scratch)
+    // One entry line. `first: false` gives every JSON entry a leading comma;
+    // the first one drops it when joined, so a JSON catalog is one character
+    // cheaper than the sum.
+    let line = |shown: &Shown<'_>| {
+        let mut line = String::new();
+        push_entry(&mut line, format, shown, false);
+        line
     };
-    let frame = cost(&assemble(format, &guardrail, "", &[]));
-    // What every entry costs listed by name only (pinned ones never are).
-    let mut floor = frame;
-    let mut short_costs = vec![0; entries.len()];
-    for (entry, short) in entries.iter().zip(&mut short_costs) {
-        if entry.pinned {
-            floor += line_cost(&entry.shown);
-        } else {
-            *short = line_cost(&Shown {
-                name: entry.shown.name,
-                description: None,
-            });
-            floor += *short;
-        }
-    }
-    // When names alone do not fit (a large library, a small budget), every
-    // description goes anyway: the full lines need not be measured.
-    let names_only = floor > max && matches!(limit, BudgetLimit::Chars(_));
-    let mut costs: Vec<usize> = entries
-        .iter()
-        .zip(&short_costs)
-        .map(|(e, &short)| {
-            if names_only && !e.pinned {
-                short
+    let join = |lines: &mut dyn Iterator<Item = &str>, omitted: Omitted<'_>| {
+        let mut body = String::with_capacity(entries.len() * 48);
+        for (i, line) in lines.enumerate() {
+            if i == 0 && format == CatalogFormat::Json {
+                body.push_str(line.strip_prefix(',').unwrap_or(line));
             } else {
-                line_cost(&e.shown)
+                body.push_str(line);
+            }
+        }
+        assemble(format, &guardrail, &body, omitted)
+    };
+    let frame = cost(&assemble(format, &guardrail, "", Omitted::default()));
+    // What every entry costs listed by name only (pinned ones as they are):
+    // the floor before anything is left out. Names never need escaping, so
+    // for characters a name-only line costs a fixed frame plus the name.
+    let name_frame = cost(&line(&Shown {
+        name: "",
+        description: None,
+    }));
+    let short_costs: Vec<usize> = entries
+        .iter()
+        .map(|entry| {
+            if entry.pinned || !chars {
+                cost(&line(&Shown {
+                    name: entry.shown.name,
+                    description: if entry.pinned {
+                        entry.shown.description.clone()
+                    } else {
+                        None
+                    },
+                }))
+            } else {
+                name_frame + entry.name_chars
             }
         })
         .collect();
-    // Exact for characters (the JSON body loses its first comma); token
-    // counts need not add up, so the full rendering is always tried with them.
+    let floor = frame + short_costs.iter().sum::<usize>();
+    // When names alone do not fit (a large library, a small budget), every
+    // description goes anyway: the full lines need not be rendered.
+    let names_only = floor > max && chars;
+    // Every full line, rendered once into one buffer (one allocation, not
+    // one per skill); `full_lines` holds where each one is.
+    let mut full_buf = String::new();
+    let mut full_spans: Vec<(usize, usize)> = Vec::new();
+    if !names_only {
+        full_buf.reserve(entries.len() * 160);
+        full_spans.reserve(entries.len());
+        for entry in &entries {
+            let start = full_buf.len();
+            push_entry(&mut full_buf, format, &entry.shown, false);
+            full_spans.push((start, full_buf.len()));
+        }
+    }
+    let full_lines: Vec<&str> = full_spans
+        .iter()
+        .map(|&(start, end)| &full_buf[start..end])
+        .collect();
+    let mut costs: Vec<usize> = if names_only {
+        short_costs.clone()
+    } else {
+        full_lines.iter().map(|l| cost(l)).collect()
+    };
+    // Exact for characters; token counts need not add up, so the full
+    // rendering is always measured whole with them.
     let mut total = frame + costs.iter().sum::<usize>();
-    if format == CatalogFormat::Json && matches!(limit, BudgetLimit::Chars(_)) {
+    if format == CatalogFormat::Json && chars {
         total -= 1;
     }
-    let full = |entries: &[Candidate<'_>]| {
-        let mut body = String::with_capacity(entries.len() * 160);
-        for (i, entry) in entries.iter().enumerate() {
-            push_entry(&mut body, format, &entry.shown, i == 0);
-        }
-        assemble(format, &guardrail, &body, &[])
-    };
-    if !names_only && (total <= max || matches!(limit, BudgetLimit::Tokens(_))) {
-        let out = full(&entries);
+    if !names_only && (total <= max || !chars) {
+        let out = join(&mut full_lines.iter().copied(), Omitted::default());
         if cost(&out) <= max {
             report.text = out;
             return report;
         }
     }
     // Who gives way first: the lowest priority, then the name last in byte
-    // order. Pinned skills never give way.
-    let mut order: Vec<usize> = (0..entries.len()).filter(|&i| !entries[i].pinned).collect();
-    order.sort_by(|&a, &b| {
-        entries[a]
-            .priority
-            .cmp(&entries[b].priority)
-            .then_with(|| entries[b].shown.name.cmp(entries[a].shown.name))
-    });
+    // order (entries are in name order: the highest index). Pinned skills
+    // never give way.
+    // Grouped by priority (few distinct values in practice), each group
+    // filled from the last name back: no comparison sort.
+    let mut groups: std::collections::BTreeMap<i32, Vec<usize>> = std::collections::BTreeMap::new();
+    for i in (0..entries.len()).rev().filter(|&i| !entries[i].pinned) {
+        groups.entry(entries[i].priority).or_default().push(i);
+    }
+    let order: Vec<usize> = groups.into_values().flatten().collect();
     // Step 1: list skills by name only, in that order, until the catalog fits.
     let mut shortened = vec![false; entries.len()];
     for &i in &order {
@@ -651,23 +694,38 @@ fn render<'a>(
         if entries[i].shown.description.is_none() {
             continue;
         }
-        entries[i].shown.description = None;
         shortened[i] = true;
-        if names_only {
-            continue;
+        if !names_only {
+            total = total - costs[i] + short_costs[i];
+            costs[i] = short_costs[i];
         }
-        total = total - costs[i] + short_costs[i];
-        costs[i] = short_costs[i];
     }
     // Step 2: leave skills out, in the same order, until it fits with the note
     // naming them. Room is reserved for the worst-case note: the longest
-    // names it could list, plus its frame.
+    // names it could list, plus its frame; what fits beside the real note is
+    // then taken back.
     let mut dropped = vec![false; entries.len()];
     let mut next_drop = 0;
+    // The first names (in name order) of the skills left out, for the note.
+    let note_names = |dropped: &[bool]| -> Vec<&str> {
+        entries
+            .iter()
+            .zip(dropped)
+            .filter(|(_, gone)| **gone)
+            .map(|(entry, _)| entry.shown.name)
+            .take(MAX_NOTE_NAMES)
+            .collect()
+    };
     if total > max {
-        let mut longest: Vec<&str> = order.iter().map(|&i| entries[i].shown.name).collect();
-        longest.sort_by_key(|n| std::cmp::Reverse(n.chars().count()));
-        longest.truncate(MAX_NOTE_NAMES);
+        let mut longest: Vec<(usize, &str)> = order
+            .iter()
+            .map(|&i| (entries[i].name_chars, entries[i].shown.name))
+            .collect();
+        if longest.len() > MAX_NOTE_NAMES {
+            longest.select_nth_unstable_by_key(MAX_NOTE_NAMES, |(n, _)| std::cmp::Reverse(*n));
+            longest.truncate(MAX_NOTE_NAMES);
+        }
+        let longest: Vec<&str> = longest.into_iter().map(|(_, name)| name).collect();
         let reserve = cost(&note_text(order.len(), &longest)) + cost(",\"note\":\"\"\n");
         while total + reserve > max && next_drop < order.len() {
             let i = order[next_drop];
@@ -675,23 +733,24 @@ fn render<'a>(
             total -= costs[i];
             next_drop += 1;
         }
-        // The reserve is the worst case: take back, last dropped first, what
-        // fits beside the note as it really is.
-        let empty_frame = cost(&assemble(format, "", "", &[]));
-        let note_cost = |dropped: &[bool]| {
-            let omitted: Vec<&str> = entries
-                .iter()
-                .zip(dropped)
-                .filter(|(_, gone)| **gone)
-                .map(|(entry, _)| entry.shown.name)
-                .collect();
-            cost(&assemble(format, "", "", &omitted)).saturating_sub(empty_frame)
+        let empty_frame = cost(&assemble(format, "", "", Omitted::default()));
+        let note_cost = |dropped: &[bool], count: usize| {
+            let names = note_names(dropped);
+            let omitted = Omitted {
+                count,
+                names: &names,
+            };
+            cost(&assemble(format, "", "", omitted)).saturating_sub(empty_frame)
         };
         while next_drop > 0 {
             let i = order[next_drop - 1];
             dropped[i] = false;
-            let fits = next_drop == 1 || total + costs[i] + note_cost(&dropped) <= max;
-            if !fits || (next_drop == 1 && total + costs[i] > max) {
+            let fits = if next_drop == 1 {
+                total + costs[i] <= max
+            } else {
+                total + costs[i] + note_cost(&dropped, next_drop - 1) <= max
+            };
+            if !fits {
                 dropped[i] = true;
                 break;
             }
@@ -699,35 +758,56 @@ fn render<'a>(
             next_drop -= 1;
         }
     }
-    let assemble_kept = |dropped: &[bool]| {
+    let assemble_kept = |dropped: &[bool], count: usize| {
+        let names = note_names(dropped);
         let mut body = String::new();
         let mut first = true;
-        let mut omitted: Vec<&str> = Vec::new();
-        for (entry, &gone) in entries.iter().zip(dropped) {
-            if gone {
-                omitted.push(entry.shown.name);
-            } else {
-                push_entry(&mut body, format, &entry.shown, first);
-                first = false;
+        for (i, entry) in entries.iter().enumerate() {
+            if dropped[i] {
+                continue;
             }
+            if entry.pinned || !(shortened[i] || names_only) {
+                match full_lines.get(i) {
+                    Some(line) if first && format == CatalogFormat::Json => {
+                        body.push_str(line.strip_prefix(',').unwrap_or(line));
+                    }
+                    Some(line) => body.push_str(line),
+                    None => push_entry(&mut body, format, &entry.shown, first),
+                }
+            } else {
+                let short = Shown {
+                    name: entry.shown.name,
+                    description: None,
+                };
+                push_entry(&mut body, format, &short, first);
+            }
+            first = false;
         }
-        (assemble(format, &guardrail, &body, &omitted), omitted)
+        let omitted = Omitted {
+            count,
+            names: &names,
+        };
+        assemble(format, &guardrail, &body, omitted)
     };
-    let (mut out, _) = assemble_kept(&dropped);
+    let mut out = assemble_kept(&dropped, next_drop);
+    let mut out_cost = cost(&out);
     // A custom token counter need not be additive: keep dropping until it fits.
-    while cost(&out) > max && next_drop < order.len() {
+    while out_cost > max && next_drop < order.len() {
         dropped[order[next_drop]] = true;
         next_drop += 1;
-        out = assemble_kept(&dropped).0;
+        out = assemble_kept(&dropped, next_drop);
+        out_cost = cost(&out);
     }
-    report.over_budget = cost(&out) > max;
+    report.over_budget = out_cost > max;
     report.text = out;
-    // Entries are in name order, so both lists come out sorted.
-    for ((entry, &gone), &short) in entries.iter().zip(&dropped).zip(&shortened) {
-        if gone {
-            report.omitted.push(entry.shown.name.to_owned());
-        } else if short {
-            report.shortened.push(entry.shown.name.to_owned());
+    if lists {
+        // Entries are in name order, so both lists come out sorted.
+        for ((entry, &gone), &short) in entries.iter().zip(&dropped).zip(&shortened) {
+            if gone {
+                report.omitted.push(entry.shown.name.to_owned());
+            } else if short {
+                report.shortened.push(entry.shown.name.to_owned());
+            }
         }
     }
     report
@@ -851,7 +931,16 @@ fn push_json(out: &mut String, text: &str) {
     out.push('"');
 }
 
-fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: &[&str]) -> String {
+/// How many skills a budget left out, and the names the note may show.
+#[derive(Clone, Copy, Default)]
+struct Omitted<'a> {
+    count: usize,
+    names: &'a [&'a str],
+}
+
+/// The whole catalog around `body`; `omitted` skills left out (the note names
+/// the first of `names`, which are in name order).
+fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: Omitted<'_>) -> String {
     let mut out = String::with_capacity(512 + body.len());
     match format {
         CatalogFormat::Xml => {
@@ -859,8 +948,8 @@ fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: &[&str]
             out.push_str("\n<available_skills>\n");
             out.push_str(body);
             out.push_str("</available_skills>\n");
-            if !omitted.is_empty() {
-                escape_xml(&mut out, &note_text(omitted.len(), omitted));
+            if omitted.count > 0 {
+                escape_xml(&mut out, &note_text(omitted.count, omitted.names));
                 out.push('\n');
             }
         }
@@ -869,9 +958,9 @@ fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: &[&str]
             out.push_str(guardrail);
             out.push_str("\n\n");
             out.push_str(body);
-            if !omitted.is_empty() {
+            if omitted.count > 0 {
                 out.push('\n');
-                out.push_str(&note_text(omitted.len(), omitted));
+                out.push_str(&note_text(omitted.count, omitted.names));
                 out.push('\n');
             }
         }
@@ -881,9 +970,9 @@ fn assemble(format: CatalogFormat, guardrail: &str, body: &str, omitted: &[&str]
             out.push_str(",\"skills\":[");
             out.push_str(body);
             out.push(']');
-            if !omitted.is_empty() {
+            if omitted.count > 0 {
                 out.push_str(",\"note\":");
-                push_json(&mut out, &note_text(omitted.len(), omitted));
+                push_json(&mut out, &note_text(omitted.count, omitted.names));
             }
             out.push_str("}\n");
         }

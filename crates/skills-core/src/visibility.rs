@@ -277,13 +277,33 @@ impl VisibilityPolicy {
         let mut setup = self.needs_setup.keys().peekable();
         skills.iter().map(move |skill| {
             let name = skill.name.as_str();
-            while rules.next_if(|(key, _)| key.as_str() < name).is_some() {}
-            while setup.next_if(|key| key.as_str() < name).is_some() {}
-            let rule = rules
-                .peek()
-                .filter(|(key, _)| key.as_str() == name)
-                .map(|(_, rule)| **rule);
-            let needs_setup = setup.peek().is_some_and(|key| key.as_str() == name);
+            // One comparison per skill and per rule passed.
+            let mut rule = None;
+            while let Some((key, value)) = rules.peek() {
+                match key.as_str().cmp(name) {
+                    std::cmp::Ordering::Less => {
+                        rules.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        rule = Some(**value);
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
+            let mut needs_setup = false;
+            while let Some(key) = setup.peek() {
+                match key.as_str().cmp(name) {
+                    std::cmp::Ordering::Less => {
+                        setup.next();
+                    }
+                    std::cmp::Ordering::Equal => {
+                        needs_setup = true;
+                        break;
+                    }
+                    std::cmp::Ordering::Greater => break,
+                }
+            }
             let tier = rule
                 .and_then(|rule| rule.tier)
                 .unwrap_or_else(|| self.own_tier(skill));
