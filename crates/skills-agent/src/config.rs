@@ -438,7 +438,8 @@ impl AgentBuilder {
     /// catalog, a load by the model or the app is refused naming what is
     /// missing; a user's `$name` mention still loads it. Without a probe
     /// (the default) requirements are not checked. `skills_fs::SystemProbe`
-    /// probes the machine.
+    /// probes the machine; the probe is asked synchronously (for
+    /// `SystemProbe`, a few `stat` calls per program, cached per process).
     #[must_use]
     pub fn requirements_probe(mut self, probe: Arc<dyn Probe + Send + Sync>) -> Self {
         self.probe = Some(probe);
