@@ -145,14 +145,14 @@ pub(crate) fn enforce(lockfile: &Path, roots: &[Root]) -> Result<(), Failure> {
     if lines.is_empty() {
         return Ok(());
     }
-    let mut message = drift(lockfile, lines.len()).to_string();
-    for line in lines {
-        message.push_str("\n  ");
-        message.push_str(&line);
+    // The differences go first, one per line (the failure's message is
+    // printed on one line, its line breaks escaped).
+    for line in &lines {
+        eprintln!("{}", crate::text::line(line));
     }
     Err(Failure {
         code: 1,
-        message,
+        message: drift(lockfile, lines.len()).to_string(),
         broken_pipe: false,
     })
 }
