@@ -1,0 +1,1 @@
+//! Reports people read: terminal tables and HTML pages.
