@@ -411,6 +411,20 @@ impl OutputEval {
                 let Some(runtime) = runtime else {
                     return Err(Unchecked("needs a runtime".to_owned()));
                 };
+                // The model may never have run anything: make sure the
+                // workspace and the staged skill are there (both are no-ops
+                // when they are).
+                let staged = match runtime.create_workspace(session).await {
+                    Ok(_) => {
+                        runtime
+                            .stage_from(session, self.agent.provider().as_ref(), skill)
+                            .await
+                    }
+                    Err(err) => Err(err),
+                };
+                if let Err(err) = staged {
+                    return Ok((false, format!("cannot prepare the workspace: {err}")));
+                }
                 let request = RunRequest::new(skill, command.clone()).stdin(run.answer.clone());
                 match runtime.run(session, &request).await {
                     Ok(result) if result.timed_out => (false, "the script timed out".to_owned()),
@@ -455,10 +469,8 @@ async fn drive(
                 *run.tool_calls.entry(call.name).or_default() += 1;
             }
             RunEvent::ToolResult { is_error: true, .. } => run.tool_errors += 1,
-            RunEvent::TextDelta { text } => {
-                if run.answer.len() < crate::MAX_ANSWER_BYTES {
-                    run.answer.push_str(&text);
-                }
+            RunEvent::TextDelta { text } if run.answer.len() < crate::MAX_ANSWER_BYTES => {
+                run.answer.push_str(&text);
             }
             RunEvent::RequestSent { .. } => {
                 // A new step: the answer is the last step's text.

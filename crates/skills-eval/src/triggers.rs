@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
-use skills_agent::{Agent, Event, Model, RunErrorKind, RunEvent, Runner};
+use skills_agent::{Agent, Dispatch, Model};
 
 use crate::error::{EvalError, EvalErrorKind};
 use crate::queries::{QuerySet, Split, TriggerQuery};
@@ -202,9 +202,6 @@ impl TriggerEval {
                 ),
             ));
         }
-        let runner = Runner::builder(Arc::clone(&self.model))
-            .max_steps(self.max_steps)
-            .build();
         let started = Instant::now();
         let mut tallies: Vec<Tally> = vec![Tally::default(); set.len()];
         let total = set.len() * self.runs as usize;
@@ -214,10 +211,7 @@ impl TriggerEval {
             .enumerate()
             .flat_map(|(i, q)| (0..self.runs).map(move |_| (i, q)));
         let mut finished = futures_util::stream::iter(jobs)
-            .map(|(i, q)| {
-                let runner = &runner;
-                async move { (i, self.one_run(runner, &q.query).await) }
-            })
+            .map(|(i, q)| async move { (i, self.one_run(&q.query).await) })
             .buffer_unordered(self.concurrency);
         let mut done = 0;
         while let Some((i, record)) = finished.next().await {
@@ -271,10 +265,9 @@ impl TriggerEval {
             .collect())
     }
 
-    async fn one_run(&self, runner: &Runner, query: &str) -> RunRecord {
+    async fn one_run(&self, query: &str) -> RunRecord {
         let mut record = RunRecord::default();
-        let outcome =
-            tokio::time::timeout(self.timeout, self.drive(runner, query, &mut record)).await;
+        let outcome = tokio::time::timeout(self.timeout, self.drive(query, &mut record)).await;
         if outcome.is_err() {
             record.timed_out = true;
             record.error = Some(format!(
@@ -285,7 +278,11 @@ impl TriggerEval {
         record
     }
 
-    async fn drive(&self, runner: &Runner, query: &str, record: &mut RunRecord) {
+    /// One run, driven step by step (not by the `Runner`, which would
+    /// send the next request before its caller could stop it): the model's
+    /// tool calls are handled by the session exactly as in a run, and the
+    /// run ends at the first skill the model loads.
+    async fn drive(&self, query: &str, record: &mut RunRecord) {
         let mut session = match self.agent.start_session().await {
             Ok(session) => session,
             Err(err) => {
@@ -293,30 +290,46 @@ impl TriggerEval {
                 return;
             }
         };
-        let mut events = runner.run(&mut session, query);
-        while let Some(event) = events.next().await {
-            match event {
-                RunEvent::Skill {
-                    event:
-                        Event::SkillLoaded {
-                            skill,
-                            by_mention: false,
-                        },
-                } => {
-                    record.loaded = Some(skill);
-                    // The question is answered: stop, and save the tokens.
+        if let Err(err) = session.push_user(query).await {
+            record.error = Some(format!("cannot add the query: {err}"));
+            return;
+        }
+        let load_tool = self.agent.surface().load_tool().to_owned();
+        for _ in 0..self.max_steps {
+            let request = session.build_request_for(self.model.as_ref());
+            let response = match self.model.complete(&request).await {
+                Ok(response) => response,
+                Err(err) => {
+                    record.retries += u64::from(err.retries());
+                    record.error = Some(format!("the model `{}` failed: {err}", self.model.name()));
                     return;
                 }
-                RunEvent::Usage { usage, .. } => record.usage.add(&usage),
-                RunEvent::Retry { .. } => record.retries += 1,
-                RunEvent::Failed { error } => {
-                    if error.kind() != RunErrorKind::StepLimit {
-                        record.error = Some(error.to_string());
+            };
+            record.usage.add(&response.usage);
+            record.retries += response.retries.len() as u64;
+            let calls = response.message.tool_calls.clone();
+            session.push_assistant(response.message);
+            if calls.is_empty() {
+                return;
+            }
+            for call in &calls {
+                let before = session.loaded();
+                match session.handle_tool_call(call).await {
+                    Dispatch::External => session.push_tool_result(
+                        call.id.clone(),
+                        call.name.clone(),
+                        format!("`{}` is not available here", call.name),
+                        true,
+                    ),
+                    _ if call.name == load_tool => {
+                        if let Some(skill) = session.loaded().difference(&before).next() {
+                            record.loaded = Some(skill.clone());
+                            // The question is answered: stop, and save the tokens.
+                            return;
+                        }
                     }
-                    return;
+                    _ => {}
                 }
-                RunEvent::Finished { .. } => return,
-                _ => {}
             }
         }
     }
