@@ -18,10 +18,10 @@ const SHOWN: usize = 300;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:80em}\
 table{border-collapse:collapse;margin:1em 0}th,td{padding:.25em .6em;border-bottom:1px solid #ddd;text-align:right;vertical-align:top}\
-th:first-child,td:first-child{text-align:left}td.t{text-align:left;white-space:pre-wrap;overflow-wrap:anywhere;max-width:40em}\
+th:first-child,td:first-child,th.t,td.t,td.w{text-align:left}td.t{white-space:pre-wrap;overflow-wrap:anywhere;max-width:40em}th[colspan]{text-align:center}\
 td.fail,.worse{color:#b00}td.ok,.better{color:#070}.note{color:#555;font-size:.9em}\
 .rate{display:inline-block;width:6em;height:.7em;background:#eee;margin-right:.5em;vertical-align:middle}\
-.rate>div{height:100%;background:#4a7bd0}tbody.flips th{text-align:left;padding-top:1em}";
+.rate>div{height:100%;background:#4a7bd0}tbody.flips th{text-align:left}tbody.flips tr:first-child th{padding-top:1em}";
 
 /// Escapes `text` for HTML text and attribute values: `& < > " '` become
 /// entities; newlines and tabs stay (the cells wrap them); other control
@@ -159,8 +159,8 @@ pub fn trigger_html(report: &TriggerReport, comparison: Option<&Comparison>) -> 
     let failing = failing(report, None);
     let _ = writeln!(
         page,
-        "<h2>Failing queries ({})</h2>\n<table id=\"failing\"><tr><th>skill</th><th>expected</th>\
-         <th>split</th><th>triggered</th><th>loaded</th><th>failed runs</th><th>query</th></tr>",
+        "<h2>Failing queries ({})</h2>\n<table id=\"failing\"><tr><th>skill</th><th class=\"t\">expected</th>\
+         <th class=\"t\">split</th><th>triggered</th><th class=\"t\">loaded</th><th class=\"t\">failed runs</th><th class=\"t\">query</th></tr>",
         failing.len()
     );
     for q in &failing {
@@ -183,7 +183,7 @@ pub fn trigger_html(report: &TriggerReport, comparison: Option<&Comparison>) -> 
         }
         let _ = writeln!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"t\">{loaded}</td><td class=\"t\">{runs}</td><td class=\"t\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"w\">{}</td><td class=\"w\">{}</td><td>{}</td><td class=\"t\">{loaded}</td><td class=\"t\">{runs}</td><td class=\"t\">{}</td></tr>",
             esc(skill_of(q.skill.as_deref())),
             expectation(q),
             q.split.as_str(),
@@ -196,12 +196,12 @@ pub fn trigger_html(report: &TriggerReport, comparison: Option<&Comparison>) -> 
     let confusions = confusions(&rates);
     page.push_str(
         "<h2>Confusions</h2>\n<p class=\"note\">On a skill's should-trigger queries, what loaded instead.</p>\n\
-         <table id=\"confusions\"><tr><th>expected skill</th><th>loaded instead</th><th>runs</th></tr>\n",
+         <table id=\"confusions\"><tr><th>expected skill</th><th class=\"t\">loaded instead</th><th>runs</th></tr>\n",
     );
     for (expected, other, runs) in &confusions {
         let _ = writeln!(
             page,
-            "<tr><td>{}</td><td>{}</td><td>{runs}</td></tr>",
+            "<tr><td>{}</td><td class=\"w\">{}</td><td>{runs}</td></tr>",
             esc(expected),
             esc(other)
         );
@@ -281,8 +281,8 @@ fn comparison_section(page: &mut String, c: &Comparison) {
     let _ = writeln!(
         page,
         "<tbody class=\"flips\"><tr><th colspan=\"10\">Flipped queries ({})</th></tr>\n\
-         <tr><th>skill</th><th colspan=\"2\">now</th><th colspan=\"2\">expected</th>\
-         <th colspan=\"2\">triggered before → after</th><th colspan=\"3\">query</th></tr>",
+         <tr><th>skill</th><th colspan=\"2\" class=\"t\">now</th><th colspan=\"2\" class=\"t\">expected</th>\
+         <th colspan=\"2\">triggered before → after</th><th colspan=\"3\" class=\"t\">query</th></tr>",
         c.flipped.len()
     );
     for f in &c.flipped {
@@ -293,7 +293,7 @@ fn comparison_section(page: &mut String, c: &Comparison) {
         };
         let _ = writeln!(
             page,
-            "<tr class=\"{class}\"><td>{}</td><td colspan=\"2\" class=\"{}\">{word}</td><td colspan=\"2\">{}</td>\
+            "<tr class=\"{class}\"><td>{}</td><td colspan=\"2\" class=\"w {}\">{word}</td><td colspan=\"2\" class=\"w\">{}</td>\
              <td colspan=\"2\">{} → {}</td><td colspan=\"3\" class=\"t\">{}</td></tr>",
             esc(skill_of(f.skill.as_deref())),
             if f.now_passes { "ok" } else { "fail" },
@@ -348,20 +348,24 @@ pub fn output_html(report: &OutputReport) -> String {
     }
 
     page.push_str(
-        "<h2>Runs</h2>\n<table id=\"runs\"><tr><th>case</th><th>run</th><th>result</th><th>passed</th>\
-         <th>failed</th><th>not checked</th><th>time</th><th>tokens</th><th>error</th></tr>\n",
+        "<h2>Runs</h2>\n<table id=\"runs\"><tr><th>case</th><th>run</th><th class=\"t\">result</th><th>passed</th>\
+         <th>failed</th><th>not checked</th><th>time</th><th>tokens</th><th class=\"t\">error</th></tr>\n",
     );
     for run in &report.runs {
         let status = run_status(run);
         let _ = writeln!(
             page,
-            "<tr data-eval=\"{}\" data-run=\"{}\"><td>{}</td><td>{}</td><td class=\"{}\">{status}</td>\
+            "<tr data-eval=\"{}\" data-run=\"{}\"><td>{}</td><td>{}</td><td class=\"w{}\">{status}</td>\
              <td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"t\">{}</td></tr>",
             esc(&run.eval_id),
             run.run_number,
             esc(&case_label(run)),
             run.run_number,
-            if status == "ok" { "ok" } else { "fail" },
+            match status {
+                "ok" => " ok",
+                "unchecked" => "",
+                _ => " fail",
+            },
             run.passed(),
             run.failed(),
             run.unchecked(),
@@ -374,7 +378,7 @@ pub fn output_html(report: &OutputReport) -> String {
 
     page.push_str(
         "<h2>Failed checks</h2>\n<table id=\"failed-checks\"><tr><th>case</th><th>run</th>\
-         <th>check</th><th>evidence</th></tr>\n",
+         <th class=\"t\">check</th><th class=\"t\">evidence</th></tr>\n",
     );
     for run in &report.runs {
         for e in run.expectations.iter().filter(|e| e.passed == Some(false)) {
