@@ -482,7 +482,7 @@ impl Progress {
             self.drew = true;
         } else {
             let step = run.total.div_ceil(10).max(1);
-            if run.done % step == 0 || run.done == run.total {
+            if run.done.is_multiple_of(step) || run.done == run.total {
                 eprintln!("[eval] {}/{} runs{failed}", run.done, run.total);
             }
         }
