@@ -47,8 +47,9 @@ pub(crate) const DEFAULT_RESULTS_DIR: &str = "eval-results";
 /// `skills eval` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum EvalCommand {
-    /// Does the model load the right skill? Runs every query of a query set
-    /// against the catalog an agent sees (the same paths, config and tools
+    /// Does the model load the right skill for each query?
+    ///
+    /// Runs every query of a query set against the catalog an agent sees (the same paths, config and tools
     /// as `skills agent`), several times each, and prints per skill the
     /// trigger rate (recall), the false-trigger rate, precision, the failed
     /// queries and what loaded instead.
@@ -64,8 +65,9 @@ pub(crate) enum EvalCommand {
     /// or malformed file, a skill the catalog does not have).
     #[command(after_help = crate::cli::AFTER_HELP)]
     Triggers(TriggersArgs),
-    /// Does the model do the job once it has the skill? Runs each case of
-    /// SKILL_DIR/evals/evals.json in a fresh session with the skill
+    /// Does the model do the job once it has the skill?
+    ///
+    /// Runs each case of SKILL_DIR/evals/evals.json in a fresh session with the skill
     /// preloaded and a runtime for its scripts, checks the assertions, and
     /// writes benchmark.json and, per run, grading.json, timing.json and
     /// outputs/answer.md under --out (default: eval-results/<skill> in the
@@ -266,6 +268,7 @@ struct WithBaseline<'a> {
 fn triggers<W: Write>(args: TriggersArgs, sources: &Sources, out: &mut W) -> Result<u8, Failure> {
     // Everything that can be refused is refused before a model is called.
     let timeout = seconds("--timeout", args.timeout)?;
+    check_page(args.html.as_deref())?;
     let mut options = QueryOptions::default().holdout(args.holdout);
     if let Some(skill) = &args.skill {
         options = options.default_skill(skill.clone());
@@ -343,6 +346,7 @@ fn outputs<W: Write>(args: OutputsArgs, sources: &Sources, out: &mut W) -> Resul
     args.runtime.require_run(mode.is_some())?;
     args.runtime.require_container(mode)?;
     let timeout = seconds("--timeout", args.timeout)?;
+    check_page(args.html.as_deref())?;
     if !args.skill_dir.is_dir() {
         return Err(Failure::usage(format!(
             "`{}` is not a skill folder",
@@ -567,6 +571,27 @@ fn input_failure(what: &str, path: &Path, err: &EvalError) -> Failure {
 /// the provider failing): exit 2. A run that failed is a result, not this.
 fn eval_failure(err: &EvalError) -> Failure {
     Failure::usage(format!("{} ({})", err.message(), err.kind().as_str()))
+}
+
+/// Refuses an `--html FILE` whose folder does not exist, before the eval
+/// spends anything.
+fn check_page(path: Option<&Path>) -> Result<(), Failure> {
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    if folder.is_dir() {
+        Ok(())
+    } else {
+        Err(Failure::usage(format!(
+            "--html {}: the folder {} does not exist",
+            text::line(&path.display().to_string()),
+            text::line(&folder.display().to_string())
+        )))
+    }
 }
 
 /// Writes an `--html` page.

@@ -635,6 +635,10 @@ fn triggers_refuse_bad_input_with_exit_2() {
         ),
         (triggers_args(&good, &["--runs", "0", &ex]), "runs"),
         (triggers_args(&good, &["--timeout", "0", &ex]), "--timeout"),
+        (
+            triggers_args(&good, &["--html", "/nonexistent-folder/x.html", &ex]),
+            "does not exist",
+        ),
         (triggers_args(&good, &["--holdout", "2", &ex]), "holdout"),
         (
             triggers_args(&good, &["--baseline", bad, &ex]),
