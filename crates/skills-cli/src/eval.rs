@@ -802,3 +802,84 @@ mod render {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn report_json() -> serde_json::Value {
+        serde_json::json!({
+            "model": "openai:m",
+            "runs_per_query": 1,
+            "threshold": 0.5,
+            "catalog": ["a"],
+            "queries": [{
+                "query": "q", "skill": "a", "should_trigger": true, "split": "validation",
+                "runs": 1, "triggered": 1, "loaded": {"a": 1}, "none": 0, "errors": 0,
+                "timeouts": 0, "error_messages": [], "trigger_rate": 1.0, "passed": true
+            }],
+            "usage": {"requests": 1, "input_tokens": 10, "output_tokens": 1,
+                      "cache_read_tokens": 0, "cache_creation_tokens": 0},
+            "retries": 0,
+            "elapsed_ms": 5
+        })
+    }
+
+    #[test]
+    fn a_baseline_is_a_report_or_a_report_with_its_comparison() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("plain.json");
+        std::fs::write(&plain, report_json().to_string()).unwrap();
+        let nested = dir.path().join("nested.json");
+        std::fs::write(
+            &nested,
+            serde_json::json!({"report": report_json(), "comparison": {}}).to_string(),
+        )
+        .unwrap();
+        let a = read_baseline(&plain).ok().unwrap();
+        let b = read_baseline(&nested).ok().unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.queries.len(), 1);
+
+        let bad = dir.path().join("bad.json");
+        std::fs::write(&bad, r#"{"report": {"model": 1}}"#).unwrap();
+        let err = read_baseline(&bad).err().unwrap();
+        assert_eq!(err.code, 2);
+        assert!(err.message.contains("--baseline"), "{}", err.message);
+    }
+
+    #[test]
+    fn input_files_must_be_regular_utf8_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = read_capped(dir.path(), "--queries").err().unwrap();
+        assert!(
+            err.message.contains("not a regular file"),
+            "{}",
+            err.message
+        );
+        let latin1 = dir.path().join("latin1.json");
+        std::fs::write(&latin1, b"[\"caf\xe9\"]").unwrap();
+        let err = read_capped(&latin1, "--queries").err().unwrap();
+        assert!(err.message.contains("not UTF-8"), "{}", err.message);
+        assert_eq!(err.code, 2);
+        let ok = dir.path().join("ok.json");
+        std::fs::write(&ok, "[]").unwrap();
+        assert_eq!(read_capped(&ok, "--queries").ok().unwrap(), "[]");
+    }
+
+    #[test]
+    fn splits_and_flag_checks() {
+        assert_eq!(SplitArg::All.split(), None);
+        assert_eq!(SplitArg::Train.split(), Some(Split::Train));
+        assert_eq!(SplitArg::Validation.split(), Some(Split::Validation));
+        assert!(seconds("--timeout", 0).is_err());
+        assert_eq!(seconds("--timeout", 3).ok(), Some(Duration::from_secs(3)));
+        assert!(check_page(None).is_ok());
+        assert!(check_page(Some(Path::new("page.html"))).is_ok());
+        assert!(check_page(Some(Path::new("/no/such/folder/page.html"))).is_err());
+        assert_eq!(OutputRunMode::None.mode(), None);
+        assert_eq!(OutputRunMode::Sandbox.mode(), Some(RunMode::Sandbox));
+    }
+}
