@@ -157,8 +157,9 @@ impl RunMode {
     }
 }
 
-/// Builds the model `PROVIDER:MODEL` names, from the environment.
-fn model(spec: &str, max_tokens: Option<u32>) -> Result<Arc<dyn Model>, Failure> {
+/// Builds the model `PROVIDER:MODEL` names, from the environment (also
+/// `skills eval`'s `--model` and `--grader`).
+pub(crate) fn model(spec: &str, max_tokens: Option<u32>) -> Result<Arc<dyn Model>, Failure> {
     let known = || {
         PROVIDERS
             .iter()
@@ -269,26 +270,8 @@ async fn drive<W: Write>(
     prompt: Message,
     out: &mut W,
 ) -> Result<u8, Failure> {
-    let surface = if args.trpc {
-        Surface::Trpc
-    } else {
-        Surface::Default
-    };
-    let mut builder = Agent::builder("skills", provider)
-        .instructions(
-            "You are a helpful assistant. When a skill in the list fits the task, load it and \
-             follow it.",
-        )
-        .surface(surface.clone())
-        .visibility(settings.policy.clone())
-        .requirements_probe(Arc::new(skills_fs::SystemProbe::new()))
-        .preload(args.preload.iter().cloned());
-    if settings.budget.is_some() || settings.description_cap.is_some() {
-        builder = builder
-            .catalog(CatalogMode::InPrompt(RenderOptions::default().with_budget(
-                Budget::new(settings.budget, settings.description_cap),
-            )));
-    }
+    let mut builder =
+        agent_builder(provider, &settings, args.trpc).preload(args.preload.iter().cloned());
     let root = skills_exec::private_root("skills-agent");
     let runtime = match args.run {
         Some(mode) => Some(mode.runtime(&root, &args.runtime).await?),
@@ -330,6 +313,38 @@ async fn drive<W: Write>(
         let _ = std::fs::remove_dir(&root);
     }
     result
+}
+
+/// The agent `skills agent` runs, before its per-run options (preloads,
+/// runtime, sub-agents): its instructions, the tool surface (`--trpc`), the
+/// config's visibility policy and catalog budget, and the requirements
+/// probe. `skills eval` builds on the same, so an eval sees exactly the
+/// catalog and tools an agent would.
+pub(crate) fn agent_builder(
+    provider: Arc<dyn SkillProvider>,
+    settings: &Settings,
+    trpc: bool,
+) -> AgentBuilder {
+    let surface = if trpc {
+        Surface::Trpc
+    } else {
+        Surface::Default
+    };
+    let mut builder = Agent::builder("skills", provider)
+        .instructions(
+            "You are a helpful assistant. When a skill in the list fits the task, load it and \
+             follow it.",
+        )
+        .surface(surface)
+        .visibility(settings.policy.clone())
+        .requirements_probe(Arc::new(skills_fs::SystemProbe::new()));
+    if settings.budget.is_some() || settings.description_cap.is_some() {
+        builder = builder
+            .catalog(CatalogMode::InPrompt(RenderOptions::default().with_budget(
+                Budget::new(settings.budget, settings.description_cap),
+            )));
+    }
+    builder
 }
 
 async fn stream_run<W: Write>(

@@ -239,6 +239,13 @@ pub(crate) enum Command {
         /// Skill folders or folders of skills.
         paths: Vec<PathBuf>,
     },
+    /// Evaluate skills with a model: do they trigger on the right queries
+    /// (`skills eval triggers`), and do they do the job once loaded
+    /// (`skills eval outputs`)?
+    Eval {
+        #[command(subcommand)]
+        command: crate::eval::EvalCommand,
+    },
     /// Show what a session store holds (see `skills agent --session`).
     Sessions {
         #[command(subcommand)]

@@ -2,8 +2,8 @@
 //!
 //! A thin binary over the library crates: `main` parses the arguments
 //! (`cli`) and hands each command to its own module (`validate`, `list`,
-//! `catalog`, `index`, `show`, `read`, `report`, `run`, `agent`, `sessions`, `mcp`),
-//! which calls the libraries and prints. Shared by the commands: where
+//! `catalog`, `index`, `show`, `read`, `report`, `run`, `agent`, `eval`,
+//! `sessions`, `mcp`), which calls the libraries and prints. Shared by the commands: where
 //! skills come from (`sources`), how a command fails (`failure`), escaping
 //! for the terminal (`text`), `-v` logging (`logging`) and stopping on a
 //! signal (`signal`). It is also the sandbox's helper (`skills-sandbox`,
@@ -18,6 +18,7 @@ mod agent;
 mod catalog;
 mod cli;
 mod config;
+mod eval;
 mod failure;
 mod index;
 mod list;
@@ -199,6 +200,10 @@ fn run_to<W: Write>(cli: Cli, mut out: &mut W) -> Result<u8, Failure> {
                 settings,
                 &mut out,
             )
+        }
+        Command::Eval { command } => {
+            out.flush()?;
+            eval::run(command, &sources, &mut out)
         }
         Command::Sessions { command } => sessions::run(command, &mut out),
         Command::Mcp {

@@ -10,6 +10,7 @@ mod agent;
 mod cli;
 mod config;
 mod deploy;
+mod eval;
 mod index;
 mod inspector;
 mod lock;
