@@ -157,6 +157,9 @@ fn trigger_reply(body: &Value) -> Reply {
         Reply::Stall
     } else if query.contains("CSV") {
         Reply::Stream(load_skill_call("csv-insights"))
+    } else if query.contains("postmortem") {
+        // A `context: fork` skill: the model's choice counts all the same.
+        Reply::Stream(load_skill_call("incident-postmortem"))
     } else if query.contains("release notes") {
         // The wrong skill.
         Reply::Stream(load_skill_call("commit-message"))
@@ -221,7 +224,9 @@ fn passing_queries() -> Value {
     json!([
         {"query": "Profile this CSV export for me", "should_trigger": true,
          "skill": "csv-insights"},
-        {"query": "What is the weather like in Lyon?", "should_trigger": false}
+        {"query": "What is the weather like in Lyon?", "should_trigger": false},
+        {"query": "Write the postmortem of last night's outage", "should_trigger": true,
+         "skill": "incident-postmortem"}
     ])
 }
 
@@ -273,6 +278,8 @@ fn triggers_report_rates_and_confusions_and_exit_1_on_failures() {
         .filter(|b| b["messages"].as_array().unwrap().last().unwrap()["role"] == "user")
         .count();
     assert_eq!(first_requests, 12);
+    // And only that: each run stops at the model's first load.
+    assert_eq!(bodies.len(), 12);
     let tools = bodies[0]["tools"].to_string();
     assert!(tools.contains("load_skill"), "{tools}");
     let system = content_text(&bodies[0]["messages"][0]);

@@ -18,7 +18,9 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use serde::{Deserialize, Serialize};
-use skills_agent::{Agent, Dispatch, Model};
+use skills_agent::{
+    Agent, Dispatch, Model, ModelError, ModelErrorKind, ModelEvent, ModelRequest, ModelResponse,
+};
 
 use crate::error::{EvalError, EvalErrorKind};
 use crate::queries::{QuerySet, Split, TriggerQuery};
@@ -297,22 +299,26 @@ impl TriggerEval {
         let load_tool = self.agent.surface().load_tool().to_owned();
         for _ in 0..self.max_steps {
             let request = session.build_request_for(self.model.as_ref());
-            let response = match self.model.complete(&request).await {
+            let response = match ask(self.model.as_ref(), &request, &mut record.retries).await {
                 Ok(response) => response,
                 Err(err) => {
-                    record.retries += u64::from(err.retries());
                     record.error = Some(format!("the model `{}` failed: {err}", self.model.name()));
                     return;
                 }
             };
             record.usage.add(&response.usage);
-            record.retries += response.retries.len() as u64;
             let calls = response.message.tool_calls.clone();
             session.push_assistant(response.message);
             if calls.is_empty() {
                 return;
             }
             for call in &calls {
+                if let Some(fork) = session.fork_request(call) {
+                    // A `context: fork` skill runs in a sub-agent; the model
+                    // chose it all the same, and that is the answer.
+                    record.loaded = Some(fork.skill);
+                    return;
+                }
                 let before = session.loaded();
                 match session.handle_tool_call(call).await {
                     Dispatch::External => session.push_tool_result(
@@ -333,6 +339,42 @@ impl TriggerEval {
             }
         }
     }
+}
+
+/// One model call, streamed as the agent loop streams it (the same wire
+/// requests an agent sends), counting the adapter's retries.
+async fn ask(
+    model: &dyn Model,
+    request: &ModelRequest,
+    retries: &mut u64,
+) -> Result<ModelResponse, ModelError> {
+    let mut seen = 0u64;
+    let mut stream = match model.stream(request).await {
+        Ok(stream) => stream,
+        Err(err) => {
+            *retries += u64::from(err.retries());
+            return Err(err);
+        }
+    };
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(ModelEvent::Retry(_)) => seen += 1,
+            Ok(ModelEvent::Completed(response)) => {
+                *retries += seen.max(response.retries.len() as u64);
+                return Ok(response);
+            }
+            Ok(_) => {}
+            Err(err) => {
+                *retries += seen.max(u64::from(err.retries()));
+                return Err(err);
+            }
+        }
+    }
+    *retries += seen;
+    Err(ModelError::new(
+        ModelErrorKind::InvalidResponse,
+        "the answer ended without completing",
+    ))
 }
 
 /// One run's result.
@@ -448,7 +490,9 @@ pub struct QueryResult {
 impl QueryResult {
     /// Runs that completed (loaded a skill or answered without one).
     pub fn completed(&self) -> u32 {
-        self.runs - self.errors - self.timeouts
+        self.runs
+            .saturating_sub(self.errors)
+            .saturating_sub(self.timeouts)
     }
 
     /// The skills loaded instead of the expected one, with their runs
@@ -514,14 +558,17 @@ impl TriggerReport {
                     .entry(skill)
                     .or_insert_with(|| SkillRates::empty(skill));
                 if q.should_trigger {
-                    rates.should_trigger_runs += q.completed();
-                    rates.should_trigger_hits += q.triggered;
+                    rates.should_trigger_runs =
+                        rates.should_trigger_runs.saturating_add(q.completed());
+                    rates.should_trigger_hits =
+                        rates.should_trigger_hits.saturating_add(q.triggered);
                     for (other, runs) in q.confusions() {
-                        *rates.confusions.entry(other).or_default() += runs;
+                        let n = rates.confusions.entry(other).or_default();
+                        *n = n.saturating_add(runs);
                     }
                 } else {
-                    rates.should_not_runs += q.completed();
-                    rates.should_not_hits += q.triggered;
+                    rates.should_not_runs = rates.should_not_runs.saturating_add(q.completed());
+                    rates.should_not_hits = rates.should_not_hits.saturating_add(q.triggered);
                 }
                 rates.queries += 1;
                 if !q.passed {
@@ -534,9 +581,9 @@ impl TriggerReport {
         for q in self.queries_in(split) {
             for (skill, runs) in &q.loaded {
                 if let Some(rates) = by_skill.get_mut(skill.as_str()) {
-                    rates.loads += runs;
+                    rates.loads = rates.loads.saturating_add(*runs);
                     if q.should_trigger && q.skill.as_deref() == Some(skill) {
-                        rates.correct_loads += runs;
+                        rates.correct_loads = rates.correct_loads.saturating_add(*runs);
                     }
                 }
             }
