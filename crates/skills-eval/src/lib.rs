@@ -56,5 +56,9 @@ pub use triggers::{
 };
 pub use usage::UsageTotals;
 
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/eval.md")]
+struct EvalGuide;
+
 /// Most bytes of a final answer a case run keeps.
 pub const MAX_ANSWER_BYTES: usize = 1024 * 1024;
