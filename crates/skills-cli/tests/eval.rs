@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufReader, Write as _};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -58,23 +58,9 @@ impl Fake {
                     (Arc::clone(&decide), Arc::clone(&seen), Arc::clone(&count));
                 thread::spawn(move || {
                     let mut reader = BufReader::new(stream);
-                    let mut length = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                            length = v.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    if reader.read_exact(&mut body).is_err() {
+                    let Some(body) = crate::support::read_request_body(&mut reader) else {
                         return;
-                    }
+                    };
                     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                     let i = count.fetch_add(1, Ordering::SeqCst);
                     let reply = decide(&body, i);
@@ -504,28 +490,7 @@ fn triggers_html_renders_in_headless_chromium() {
         ),
     );
     assert_eq!(code(&out), 1, "{}", text(&out.stderr));
-    let profile = tempfile::tempdir().unwrap();
-    let output = Command::new(CHROMIUM)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-        ])
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .expect("chromium runs");
-    assert!(
-        output.status.success(),
-        "chromium failed: {}",
-        text(&output.stderr)
-    );
-    let dom = text(&output.stdout);
+    let dom = crate::support::dump_dom(&page);
     let mut rows = rate_rows(&dom);
     rows.sort();
     assert_eq!(

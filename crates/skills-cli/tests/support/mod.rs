@@ -4,7 +4,7 @@
 //! by a hang detector.
 #![allow(dead_code, unreachable_pub, clippy::unwrap_used)]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufReader, Read as _, Write as _};
 use std::net::TcpListener;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,24 +42,9 @@ impl FakeModel {
                 let tx = tx.clone();
                 thread::spawn(move || {
                     let mut reader = BufReader::new(stream);
-                    let mut length = 0usize;
-                    loop {
-                        let mut line = String::new();
-                        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let lower = line.to_ascii_lowercase();
-                        if let Some(value) = lower.strip_prefix("content-length:") {
-                            length = value.trim().parse().unwrap_or(0);
-                        }
-                        if line == "\r\n" {
-                            break;
-                        }
-                    }
-                    let mut body = vec![0; length];
-                    if reader.read_exact(&mut body).is_err() {
+                    let Some(_body) = read_request_body(&mut reader) else {
                         return;
-                    }
+                    };
                     let i = counter.fetch_add(1, Ordering::SeqCst);
                     let _ = tx.send(i);
                     let (reply, delay) = &*handlers;
@@ -106,6 +91,62 @@ impl FakeModel {
 }
 
 /// An SSE body of these `data:` events.
+/// Reads one HTTP/1.1 request's headers and body (by `content-length`) from
+/// `reader`; `None` when the client went away first.
+pub fn read_request_body<R: std::io::BufRead>(reader: &mut R) -> Option<Vec<u8>> {
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return None;
+        }
+        let lower = line.to_ascii_lowercase();
+        if let Some(value) = lower.strip_prefix("content-length:") {
+            length = value.trim().parse().unwrap_or(0);
+        }
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+/// Debian's chromium, which CI installs (`.ci/run`).
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+
+/// The DOM headless chromium makes of the page at `page`. A missing browser
+/// fails the test with what to install: it never passes unchecked.
+pub fn dump_dom(page: &std::path::Path) -> String {
+    assert!(
+        std::path::Path::new(CHROMIUM).exists(),
+        "{CHROMIUM} is missing: install Debian's chromium (`apt-get install -y chromium`; .ci/run does)"
+    );
+    let profile = tempfile::tempdir().expect("profile");
+    let output = Command::new(CHROMIUM)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+        ])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium runs");
+    assert!(
+        output.status.success(),
+        "chromium failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).expect("DOM is UTF-8")
+}
+
 pub fn sse(events: &[&str]) -> String {
     events.iter().map(|e| format!("data: {e}\n\n")).collect()
 }
