@@ -71,7 +71,7 @@ pub(crate) enum EvalCommand {
     /// Runs each case of SKILL_DIR/evals/evals.json in a fresh session with the skill
     /// preloaded and a runtime for its scripts, checks the assertions, and
     /// writes benchmark.json and, per run, grading.json, timing.json and
-    /// outputs/answer.md under --out (default: eval-results/<skill> in the
+    /// outputs/answer.md under --out (default: eval-results/SKILL in the
     /// working folder).
     ///
     /// Statements (plain-string checks and `llm` checks) are judged by
@@ -203,7 +203,7 @@ pub(crate) struct OutputsArgs {
     /// Case runs in flight at once (1 to 64).
     #[arg(long, value_name = "N", default_value_t = skills_eval::DEFAULT_OUTPUT_CONCURRENCY)]
     pub(crate) concurrency: usize,
-    /// Write the result files under DIR (default: eval-results/<skill> in
+    /// Write the result files under DIR (default: eval-results/SKILL in
     /// the working folder).
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
