@@ -57,7 +57,10 @@ def answer(body):
     if "You grade" in system:
         user = text_of(messages[-1])
         statement = user.split("<statement>")[-1]
-        answer_text = user.split("<answer>")[-1].split("</answer>")[0].lower()
+        tag = re.search(r"<(answer-[0-9a-f]+)>", user)
+        answer_text = ""
+        if tag:
+            answer_text = user.split(f"<{tag.group(1)}>")[-1].split(f"</{tag.group(1)}>")[0].lower()
         hits = sum(1 for w in words(statement) if w in answer_text)
         return {"content": json.dumps({"passed": hits >= 2, "evidence": f"{hits} of the statement's words appear in the answer"})}
     tools = [m for m in messages if m.get("role") == "tool"]

@@ -357,6 +357,12 @@ fn outputs<W: Write>(args: OutputsArgs, sources: &Sources, out: &mut W) -> Resul
     let file = args.skill_dir.join("evals").join("evals.json");
     let set = EvalSet::from_json(&read_capped(&file, "evals")?)
         .map_err(|err| input_failure("evals", &file, &err))?;
+    // The results folder is checked before the eval is paid for.
+    let dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new(DEFAULT_RESULTS_DIR).join(&set.skill_name));
+    check_results_dir(&dir)?;
     let model = agent::model(&args.model, args.max_tokens)?;
     let grader = match &args.grader {
         Some(spec) => Some(agent::model(spec, args.max_tokens)?),
@@ -377,10 +383,6 @@ fn outputs<W: Write>(args: OutputsArgs, sources: &Sources, out: &mut W) -> Resul
     let report = outcome?;
 
     // Blocking file writes, after the async runtime is gone.
-    let dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new(DEFAULT_RESULTS_DIR).join(&report.skill_name));
     let written = skills_eval::write_results(&report, &dir)
         .map_err(|err| Failure::usage(format!("cannot write the results: {err}")))?;
     eprintln!(
@@ -593,6 +595,22 @@ fn check_page(path: Option<&Path>) -> Result<(), Failure> {
             text::line(&folder.display().to_string())
         )))
     }
+}
+
+/// Makes sure `--out` is a folder the results can be written to (creating
+/// it), before any model call.
+fn check_results_dir(dir: &Path) -> Result<(), Failure> {
+    let bad = |why: String| {
+        Failure::usage(format!(
+            "--out {}: {why}",
+            text::line(&dir.display().to_string())
+        ))
+    };
+    std::fs::create_dir_all(dir).map_err(|err| bad(err.to_string()))?;
+    let probe = dir.join(".skills-eval-write-check");
+    std::fs::write(&probe, b"").map_err(|err| bad(format!("cannot write there: {err}")))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
 }
 
 /// Writes an `--html` page.

@@ -30,6 +30,9 @@ pub struct Comparison {
     pub new_queries: usize,
     /// Queries only the baseline has.
     pub dropped_queries: usize,
+    /// Why the two reports may not be comparable (a different threshold or
+    /// number of runs, a query listed twice), for people to read.
+    pub notes: Vec<String>,
 }
 
 /// One skill's rates before and after.
@@ -114,8 +117,28 @@ pub fn compare(
     current: &TriggerReport,
     split: Option<Split>,
 ) -> Comparison {
-    let before: HashMap<Key<'_>, &QueryResult> =
-        baseline.queries_in(split).map(|q| (key(q), q)).collect();
+    let mut notes = Vec::new();
+    if baseline.threshold != current.threshold {
+        notes.push(format!(
+            "the threshold differs: {} in the baseline, {} now; a query can flip on that alone",
+            baseline.threshold, current.threshold
+        ));
+    }
+    if baseline.runs_per_query != current.runs_per_query {
+        notes.push(format!(
+            "the runs per query differ: {} in the baseline, {} now",
+            baseline.runs_per_query, current.runs_per_query
+        ));
+    }
+    let mut before: HashMap<Key<'_>, &QueryResult> = HashMap::new();
+    for q in baseline.queries_in(split) {
+        if before.insert(key(q), q).is_some() {
+            notes.push(format!(
+                "the baseline lists a query twice; the last one is compared: {:?}",
+                q.query
+            ));
+        }
+    }
     let mut seen = 0;
     let mut flipped = Vec::new();
     let mut new_queries = 0;
@@ -166,6 +189,7 @@ pub fn compare(
         skills,
         flipped,
         new_queries,
-        dropped_queries: before.len() - seen,
+        dropped_queries: before.len().saturating_sub(seen),
+        notes,
     }
 }

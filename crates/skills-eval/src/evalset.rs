@@ -302,6 +302,7 @@ impl EvalSet {
             )));
         }
         let mut ids = BTreeSet::new();
+        let mut folders = BTreeSet::new();
         let mut evals = Vec::with_capacity(cases.len());
         for (i, case) in cases.iter().enumerate() {
             let case =
@@ -311,6 +312,16 @@ impl EvalSet {
                     "case {}: the id {} is used twice",
                     i + 1,
                     case.id
+                )));
+            }
+            if !folders.insert(file_safe(&case.id)) {
+                return Err(input(format!(
+                    "case {}: the id {} would share its result folder `eval-{}` with another \
+                     case (ids keep ASCII letters, digits, `-` and `_`; other characters \
+                     become `_`)",
+                    i + 1,
+                    case.id,
+                    file_safe(&case.id)
                 )));
             }
             evals.push(case);
@@ -382,6 +393,26 @@ impl EvalCase {
             files,
             assertions,
         })
+    }
+}
+
+/// A case id as a folder name: ASCII letters, digits, `-` and `_` kept,
+/// anything else `_`.
+pub(crate) fn file_safe(id: &str) -> String {
+    let safe: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() {
+        "_".to_owned()
+    } else {
+        safe
     }
 }
 

@@ -42,8 +42,8 @@ pub use evalset::{Assertion, EvalCase, EvalSet};
 pub use jsonpath::JsonPath;
 pub use outputs::{
     CaseRun, DEFAULT_OUTPUT_CONCURRENCY, DEFAULT_OUTPUT_MAX_STEPS, DEFAULT_OUTPUT_RUNS,
-    DEFAULT_OUTPUT_TIMEOUT, Expectation, MAX_CHECKED_FILE_BYTES, MAX_GRADED_BYTES, OutputEval,
-    OutputReport,
+    DEFAULT_OUTPUT_TIMEOUT, Expectation, GRADER_TIMEOUT, MAX_CHECKED_FILE_BYTES, MAX_GRADED_BYTES,
+    OutputEval, OutputReport,
 };
 pub use queries::{
     MAX_QUERIES, MAX_QUERY_BYTES, QueryOptions, QuerySet, Split, TriggerQuery, split_of,

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::error::{EvalError, EvalErrorKind};
+use crate::evalset::file_safe;
 use crate::outputs::{CaseRun, OutputReport};
 
 /// The configuration name the files use (the convention compares
@@ -50,24 +51,6 @@ fn write_json(path: &Path, value: &Value) -> std::io::Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
     text.push('\n');
     fs::write(path, text)
-}
-
-fn file_safe(id: &str) -> String {
-    let safe: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    if safe.is_empty() {
-        "_".to_owned()
-    } else {
-        safe
-    }
 }
 
 fn expectations(run: &CaseRun) -> Value {

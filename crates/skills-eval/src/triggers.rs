@@ -187,19 +187,31 @@ impl TriggerEval {
         mut progress: impl FnMut(RunProgress<'_>),
     ) -> Result<TriggerReport, EvalError> {
         self.check(set)?;
-        let catalog = self.catalog().await?;
+        let (catalog, hidden) = self.catalog().await?;
         let unknown: Vec<&str> = set
             .skills()
             .into_iter()
             .filter(|skill| !catalog.iter().any(|c| c == skill))
             .collect();
         if !unknown.is_empty() {
+            let (kept_away, missing): (Vec<&str>, Vec<&str>) = unknown
+                .iter()
+                .partition(|skill| hidden.iter().any(|h| h == *skill));
+            let mut why = Vec::new();
+            if !missing.is_empty() {
+                why.push(format!("no skill is named {}", missing.join(", ")));
+            }
+            if !kept_away.is_empty() {
+                why.push(format!(
+                    "{} the model is not told about (tier `off` or `manual`, or it needs setup)",
+                    kept_away.join(", ")
+                ));
+            }
             return Err(EvalError::new(
                 EvalErrorKind::UnknownSkill,
                 format!(
-                    "the query set names skills the model does not see in the catalog: {}; \
-                     the catalog has {}",
-                    unknown.join(", "),
+                    "the query set names skills the model cannot load: {}; the catalog lists {}",
+                    why.join("; "),
                     list_or_none(&catalog)
                 ),
             ));
@@ -252,19 +264,23 @@ impl TriggerEval {
         })
     }
 
-    /// The names the model sees in the catalog of a fresh session.
-    async fn catalog(&self) -> Result<Vec<String>, EvalError> {
+    /// The names the model is told about in the catalog of a fresh session,
+    /// and the names the provider has but the policy keeps from it.
+    async fn catalog(&self) -> Result<(Vec<String>, Vec<String>), EvalError> {
         let session = self.agent.start_session().await.map_err(|err| {
             EvalError::new(
                 EvalErrorKind::Provider,
                 format!("cannot start a session: {err}"),
             )
         })?;
-        Ok(session
+        let listed: Vec<String> = session.listed_skills().map(str::to_owned).collect();
+        let hidden = session
             .pinned_catalog()
             .names()
+            .filter(|name| !listed.iter().any(|l| l == name))
             .map(str::to_owned)
-            .collect())
+            .collect();
+        Ok((listed, hidden))
     }
 
     async fn one_run(&self, query: &str) -> RunRecord {
@@ -327,9 +343,16 @@ impl TriggerEval {
                         format!("`{}` is not available here", call.name),
                         true,
                     ),
-                    _ if call.name == load_tool => {
-                        if let Some(skill) = session.loaded().difference(&before).next() {
-                            record.loaded = Some(skill.clone());
+                    Dispatch::Handled(result) if call.name == load_tool && !result.is_error => {
+                        let after = session.loaded();
+                        // A new load, or the model's load of a skill that was
+                        // already active (a `$mention` in the query, a
+                        // preloaded skill): the model chose it either way.
+                        let skill = after.difference(&before).next().cloned().or_else(|| {
+                            named_skill(&call.arguments).filter(|name| after.contains(name))
+                        });
+                        if let Some(skill) = skill {
+                            record.loaded = Some(skill);
                             // The question is answered: stop, and save the tokens.
                             return;
                         }
@@ -339,6 +362,15 @@ impl TriggerEval {
             }
         }
     }
+}
+
+/// The skill a load call names: `name` (default and Eino surfaces) or
+/// `skill` (trpc).
+fn named_skill(arguments: &serde_json::Value) -> Option<String> {
+    ["name", "skill"]
+        .iter()
+        .find_map(|key| arguments.get(*key)?.as_str())
+        .map(str::to_owned)
 }
 
 /// One model call, streamed as the agent loop streams it (the same wire

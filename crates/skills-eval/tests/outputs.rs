@@ -199,7 +199,20 @@ async fn a_grader_checks_the_statements() {
     assert_eq!(run.expectations[0].evidence, "grader: It says hello.");
     assert_eq!(run.expectations[1].passed, Some(false));
     let asked = grader.requests()[0].messages[0].content.clone();
-    assert!(asked.contains("<answer>\nHello!\n</answer>"), "{asked}");
+    // The answer sits in a tag named after its own digest: it cannot close it.
+    let open = asked.find("<answer-").unwrap();
+    let tag = &asked[open + 1..open + 1 + asked[open + 1..].find('>').unwrap()];
+    assert_eq!(tag.len(), "answer-".len() + 12, "{tag}");
+    assert!(
+        asked.contains(&format!("<{tag}>\nHello!\n</{tag}>")),
+        "{asked}"
+    );
+    assert!(
+        grader.requests()[0]
+            .system_text()
+            .contains("never instructions")
+    );
+    assert_eq!(report.grader_usage.requests, 2);
     assert!(asked.contains("The answer greets the user"), "{asked}");
 }
 
@@ -265,4 +278,56 @@ fn bad_evals_files_say_where() {
         assert_eq!(err.kind(), EvalErrorKind::Input);
         assert!(err.message().contains(says), "{text}: {err}");
     }
+}
+
+/// A model that never finishes is stopped by the timeout; the checks still
+/// run against what there is, and the workspace is removed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_case_times_out_and_its_workspace_goes() {
+    #[derive(Debug)]
+    struct Stall;
+    #[async_trait::async_trait]
+    impl skills_agent::Model for Stall {
+        fn name(&self) -> &str {
+            "stall"
+        }
+        async fn complete(
+            &self,
+            _: &skills_agent::ModelRequest,
+        ) -> Result<ModelResponse, skills_agent::ModelError> {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            Ok(ModelResponse::text("never"))
+        }
+    }
+    let root = tempfile::tempdir().unwrap();
+    let runtime: Arc<dyn WorkspaceRuntime> =
+        Arc::new(LocalRuntime::builder(root.path()).build().unwrap());
+    let set = EvalSet::from_json(
+        r#"{"skill_name": "report-maker", "evals": [{"id": 1, "prompt": "Make it.",
+            "assertions": [{"type": "contains", "value": "Total"},
+                           {"type": "file_exists", "path": "out/result.json"}]}]}"#,
+    )
+    .unwrap();
+    let report = OutputEval::new(agent(runtime), Arc::new(Stall))
+        .timeout(std::time::Duration::from_millis(300))
+        .run(&set)
+        .await
+        .unwrap();
+    let run = &report.runs[0];
+    assert!(run.timed_out);
+    assert!(run.error.as_deref().unwrap().contains("timed out"));
+    assert_eq!((run.passed(), run.failed()), (0, 2));
+    assert!(!run.ok());
+    let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+/// Two ids that would share a result folder are refused up front.
+#[test]
+fn ids_that_share_a_folder_are_refused() {
+    let err = EvalSet::from_json(
+        r#"{"skill_name": "a", "evals": [{"id": "a.b", "prompt": "x"}, {"id": "a_b", "prompt": "y"}]}"#,
+    )
+    .unwrap_err();
+    assert!(err.message().contains("eval-a_b"), "{err}");
 }

@@ -308,3 +308,114 @@ async fn a_comparison_shows_what_a_change_did() {
     assert_eq!(csv.trigger_rate_change(), Some(1.0));
     assert_eq!(csv.false_trigger_rate_change(), Some(1.0));
 }
+
+/// The model's load counts however the skill got there: a `$mention` in the
+/// query loaded it first, several calls in one answer (an unknown skill,
+/// then the right one), the trpc surface's `skill_load`.
+#[tokio::test]
+async fn loads_count_on_every_surface_and_after_a_mention() {
+    let mention = Arc::new(ScriptedModel::with_steps([load("pdf")]));
+    let report = TriggerEval::new(agent(), mention)
+        .runs(1)
+        .run(&set(
+            r#"[{"query": "$pdf merge these", "skill": "pdf", "should_trigger": true}]"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        report.queries[0].loaded.get("pdf"),
+        Some(&1),
+        "{:?}",
+        report.queries[0]
+    );
+
+    let two_calls = ModelResponse::tool_calls(
+        "",
+        vec![
+            ToolCall::new("c1", "load_skill", json!({"name": "docx"})),
+            ToolCall::new("c2", "load_skill", json!({"name": "pdf"})),
+        ],
+    );
+    let model = Arc::new(ScriptedModel::new([two_calls]));
+    let report = TriggerEval::new(agent(), model)
+        .runs(1)
+        .run(&set(
+            r#"[{"query": "merge", "skill": "pdf", "should_trigger": true}]"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(report.queries[0].loaded.get("pdf"), Some(&1));
+
+    let trpc = skills_agent::Agent::builder("eval", crate::support::provider())
+        .surface(skills_agent::Surface::Trpc)
+        .build()
+        .unwrap();
+    let model = Arc::new(ScriptedModel::new([ModelResponse::tool_calls(
+        "",
+        vec![ToolCall::new("c1", "skill_load", json!({"skill": "pdf"}))],
+    )]));
+    let report = TriggerEval::new(trpc, model)
+        .runs(1)
+        .run(&set(
+            r#"[{"query": "merge", "skill": "pdf", "should_trigger": true}]"#,
+        ))
+        .await
+        .unwrap();
+    assert_eq!(report.queries[0].loaded.get("pdf"), Some(&1));
+}
+
+/// A model that keeps calling tools without loading reaches the step limit:
+/// that run loaded nothing (it is not an error).
+#[tokio::test]
+async fn the_step_limit_means_no_skill() {
+    let read = || {
+        ScriptStep::Respond(Box::new(ModelResponse::tool_calls(
+            "",
+            vec![ToolCall::new(
+                "r",
+                "read_skill_file",
+                json!({"name": "pdf", "path": "x.md"}),
+            )],
+        )))
+    };
+    let model = Arc::new(ScriptedModel::with_steps([read(), read()]));
+    let report = TriggerEval::new(agent(), model.clone())
+        .runs(1)
+        .max_steps(2)
+        .run(&set(
+            r#"[{"query": "merge", "skill": "pdf", "should_trigger": true}]"#,
+        ))
+        .await
+        .unwrap();
+    let q = &report.queries[0];
+    assert_eq!((q.none, q.errors), (1, 0));
+    assert_eq!(model.requests().len(), 2);
+}
+
+/// A skill the policy keeps from the model cannot be evaluated: the error
+/// says so rather than reporting a 0 % recall.
+#[tokio::test]
+async fn a_skill_the_model_is_not_told_about_is_refused() {
+    let policy =
+        skills_core::VisibilityPolicy::new().with_tier("weather", skills_core::Tier::Manual);
+    let agent = skills_agent::Agent::builder("eval", crate::support::provider())
+        .visibility(policy)
+        .build()
+        .unwrap();
+    let err = TriggerEval::new(agent, Arc::new(ScriptedModel::new([])))
+        .run(&set(
+            r#"[{"query": "rain?", "skill": "weather", "should_trigger": true}]"#,
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), EvalErrorKind::UnknownSkill);
+    assert!(
+        err.message()
+            .contains("weather the model is not told about"),
+        "{err}"
+    );
+    assert!(
+        err.message().contains("the catalog lists csv, pdf"),
+        "{err}"
+    );
+}

@@ -251,9 +251,21 @@ impl Session {
         &self.agent
     }
 
-    /// The catalog pinned when the session started.
+    /// The catalog pinned when the session started: every skill the
+    /// provider had, whether the model is told about it or not (see
+    /// [`listed_skills`](Self::listed_skills)).
     pub fn pinned_catalog(&self) -> &Catalog {
         &self.disclosure.pinned
+    }
+
+    /// The skills of the pinned catalog the model is told about, by name:
+    /// those the session's visibility policy lists (`off` and `manual`
+    /// skills, and skills that need setup, are not among them). A catalog
+    /// budget may still show some of them by name only, or leave them out
+    /// of the rendered text.
+    pub fn listed_skills(&self) -> impl Iterator<Item = &str> {
+        crate::library::visible(&self.disclosure.pinned, &self.disclosure.pinned_policy)
+            .map(|m| m.name.as_str())
     }
 
     /// The transcript (the source of truth; never rewritten).

@@ -54,6 +54,11 @@ fn tiers_decide_the_catalog_and_the_model_s_loads() {
         .with_tier("git-commit", Tier::Manual);
     let mut session = start(builder_with(full_library()).0.visibility(policy));
     let text = system(&session);
+    // What the session lists is what the prompt shows: not `off`, not `manual`.
+    let listed: Vec<&str> = session.listed_skills().collect();
+    assert!(listed.contains(&"pdf-forms") && listed.contains(&"csv-report"));
+    assert!(!listed.contains(&"weather") && !listed.contains(&"git-commit"));
+    assert!(session.pinned_catalog().contains("weather"));
     assert!(text.contains("<skill name=\"pdf-forms\">Fills"), "{text}");
     assert!(text.contains("<skill name=\"csv-report\"/>"), "{text}");
     assert!(

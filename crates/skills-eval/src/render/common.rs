@@ -132,6 +132,14 @@ pub(super) fn cost(usage: &UsageTotals, retries: Option<u64>, elapsed_ms: u64) -
     line
 }
 
+/// The grader's calls: requests and tokens.
+pub(super) fn grader_cost(usage: &UsageTotals) -> String {
+    format!(
+        "{} request(s), {} input token(s), {} output token(s)",
+        usage.requests, usage.input_tokens, usage.output_tokens
+    )
+}
+
 fn plural_y(n: u64) -> &'static str {
     if n == 1 { "y" } else { "ies" }
 }

@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::common::{
-    case_label, confusions, cost, expectation, failing, is_unsafe, loaded_counts, needs_grader,
-    pct, pp, query_rate, ratio_cell, run_retries, run_status, sane, seconds, skill_of,
-    total_tokens,
+    case_label, confusions, cost, expectation, failing, grader_cost, is_unsafe, loaded_counts,
+    needs_grader, pct, pp, query_rate, ratio_cell, run_retries, run_status, sane, seconds,
+    skill_of, total_tokens,
 };
 use crate::compare::{Comparison, SkillDelta};
 use crate::outputs::OutputReport;
@@ -328,7 +328,7 @@ pub fn output_html(report: &OutputReport) -> String {
         page,
         "<p id=\"summary\">Skill <b>{}</b>, model <b>{}</b>, {grader}, {} run(s) per case. \
          Checks: <b>{passed}</b> passed, <b>{failed}</b> failed, <b>{unchecked}</b> not checked; \
-         pass rate <b>{}</b>.</p>\n<p class=\"note\">Cost (grader not included): {}.</p>",
+         pass rate <b>{}</b>.</p>\n<p class=\"note\">Cost of the runs: {}.{}</p>",
         esc(&report.skill_name),
         esc(&report.model),
         report.runs_per_case,
@@ -337,7 +337,15 @@ pub fn output_html(report: &OutputReport) -> String {
             &report.usage,
             Some(run_retries(report)),
             report.elapsed_ms
-        ))
+        )),
+        if report.grader.is_some() {
+            format!(
+                " Cost of the grader: {}.",
+                esc(&grader_cost(&report.grader_usage))
+            )
+        } else {
+            String::new()
+        }
     );
     let want_grader = needs_grader(report);
     if want_grader > 0 {

@@ -3,9 +3,9 @@
 use std::fmt::Write as _;
 
 use super::common::{
-    CLIP, case_label, confusions, cost, expectation, failing, loaded_counts, needs_grader,
-    one_line, pct, pp, query_rate, ratio_cell, run_retries, run_status, sane, seconds, skill_of,
-    split_name, total_tokens,
+    CLIP, case_label, confusions, cost, expectation, failing, grader_cost, loaded_counts,
+    needs_grader, one_line, pct, pp, query_rate, ratio_cell, run_retries, run_status, sane,
+    seconds, skill_of, split_name, total_tokens,
 };
 use crate::compare::Comparison;
 use crate::outputs::OutputReport;
@@ -292,6 +292,9 @@ pub fn comparison_table(comparison: &Comparison) -> String {
             );
         }
     }
+    for note in &c.notes {
+        let _ = writeln!(out, "\nNote: {}", one_line(note, 200));
+    }
     out
 }
 
@@ -412,8 +415,15 @@ pub fn output_table(report: &OutputReport) -> String {
 
     let _ = writeln!(
         out,
-        "\nCost (grader not included): {}",
+        "\nCost of the runs: {}",
         cost(&report.usage, Some(run_retries(report)), report.elapsed_ms)
     );
+    if report.grader.is_some() {
+        let _ = writeln!(
+            out,
+            "Cost of the grader: {}",
+            grader_cost(&report.grader_usage)
+        );
+    }
     out
 }
