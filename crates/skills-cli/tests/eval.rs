@@ -885,6 +885,12 @@ fn outputs_with_a_grader_check_the_statements() {
     );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains(SKILL), "{html}");
+    // The page as headless chromium renders it (CI installs it; a missing
+    // browser fails): one `runs` row per case run, and the failed check.
+    let dom = crate::support::dump_dom(&page);
+    assert_eq!(dom.matches("data-eval=").count(), 2, "{dom}");
+    assert!(dom.contains("id=\"failed-checks\""), "{dom}");
+    assert!(dom.contains("Cost of the grader"), "{dom}");
     assert_eq!(
         fake.bodies
             .lock()
