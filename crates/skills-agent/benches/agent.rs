@@ -10,7 +10,8 @@
 //! (a request must copy the messages it carries), `handle_tool_call` against
 //! the provider's own `get` of the same skill, and one step of the agent
 //! loop (`Runner`, model call excluded: the model answers at once) against
-//! building the same request alone.
+//! building the same request alone. `runner_tool_call_then_answer` runs the
+//! script `benches/trpc_step.py` runs through trpc-agent-python's runner.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -19,8 +20,8 @@ use async_trait::async_trait;
 use criterion::{BatchSize, Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use skills_agent::{
-    Agent, Dispatch, Message, Model, ModelError, ModelRequest, ModelResponse, Runner, Session,
-    ToolCall, ToolSpec,
+    Agent, Dispatch, Message, Model, ModelError, ModelRequest, ModelResponse, Role, Runner,
+    Session, ToolCall, ToolSpec, tool_fn,
 };
 use skills_core::{InCodeProvider, InCodeSkill, define_skill};
 use skills_testkit::Lcg;
@@ -250,6 +251,37 @@ impl Model for Instant {
     }
 }
 
+/// A model that answers at once: a call of `tool_00` while the last message
+/// is not a tool result, then a fixed text. The script of
+/// `runner_tool_call_then_answer` (and of `benches/trpc_step.py`).
+#[derive(Debug)]
+struct ToolThenText;
+
+#[async_trait]
+impl Model for ToolThenText {
+    fn name(&self) -> &str {
+        "tool-then-text"
+    }
+    async fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+        let after_tool = request
+            .messages
+            .last()
+            .is_some_and(|message| message.role == Role::Tool);
+        Ok(if after_tool {
+            ModelResponse::text("All done; tell me if you need more.")
+        } else {
+            ModelResponse::tool_calls(
+                "",
+                vec![ToolCall::new(
+                    "call_bench",
+                    "tool_00",
+                    json!({"x": "release notes"}),
+                )],
+            )
+        })
+    }
+}
+
 /// One loop step on a 20-message transcript with 10 user tools (plus the two
 /// skill tools): push the user message, build the request, call the model,
 /// append its answer, emit the events. Against: building the request alone.
@@ -299,6 +331,16 @@ fn loop_step(c: &mut Criterion) {
         "All done; tell me if you need more.",
     ))))
     .build();
+    // The two-call script: a user tool call (schema check, handler, result
+    // appended), then the answer.
+    let tool_runner = Runner::builder(Arc::new(ToolThenText))
+        .handler(
+            "tool_00",
+            tool_fn(|args: serde_json::Value| async move {
+                Ok(format!("ok: {}", args["x"].as_str().unwrap_or_default()))
+            }),
+        )
+        .build();
     let question = words(&mut rng, 200);
     let mut group = c.benchmark_group("loop_step_20_messages_10_tools");
     // Baseline in the same run: the request of that step, built alone.
@@ -321,6 +363,22 @@ fn loop_step(c: &mut Criterion) {
                 let outcome = pollster::block_on(runner.run_to_end(session, question.clone()))
                     .expect("one step");
                 assert_eq!(outcome.steps, 1);
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    // Two model calls: the time per step is half the figure.
+    group.bench_function("runner_tool_call_then_answer", |b| {
+        b.iter_batched_ref(
+            fresh,
+            |session| {
+                let outcome = pollster::block_on(tool_runner.run_to_end(session, question.clone()))
+                    .expect("two steps");
+                assert_eq!(outcome.steps, 2);
+                assert_eq!(outcome.text, "All done; tell me if you need more.");
+                // User message, call, tool result, answer.
+                assert_eq!(session.transcript().len(), 24);
+                assert_eq!(session.transcript()[22].role, Role::Tool);
             },
             BatchSize::SmallInput,
         );
