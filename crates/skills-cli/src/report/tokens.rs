@@ -1,11 +1,13 @@
-//! Token counts from a real BPE tokenizer (`tiktoken-rs`, ranks built in, so it
-//! works offline), as a [`TokenCounter`] the catalog renderer can use too.
+//! Token counts from a real BPE tokenizer (the `tiktoken` crate, ranks built
+//! in, so it works offline), as a [`TokenCounter`] the catalog renderer can
+//! use too.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use clap::ValueEnum;
 use skills_core::TokenCounter;
-use tiktoken_rs::CoreBPE;
+use tiktoken::CoreBpe;
 
 use super::TokenizerInfo;
 
@@ -26,8 +28,12 @@ const NOTE: &str = "counts are exact for OpenAI models using this encoding; othe
 #[derive(Clone)]
 pub(crate) struct Bpe {
     tokenizer: Tokenizer,
-    bpe: &'static CoreBPE,
+    bpe: &'static CoreBpe,
 }
+
+/// The tables of each encoding, built on first use.
+static O200K: OnceLock<CoreBpe> = OnceLock::new();
+static CL100K: OnceLock<CoreBpe> = OnceLock::new();
 
 impl std::fmt::Debug for Bpe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -41,8 +47,10 @@ impl Bpe {
     /// Loads `tokenizer`'s tables (tens of milliseconds; once per process).
     pub(crate) fn load(tokenizer: Tokenizer) -> Self {
         let bpe = match tokenizer {
-            Tokenizer::O200k => tiktoken_rs::o200k_base_singleton(),
-            Tokenizer::Cl100k => tiktoken_rs::cl100k_base_singleton(),
+            // Only the two encodings named here are linked in (not every
+            // table `tiktoken::get_encoding` knows).
+            Tokenizer::O200k => O200K.get_or_init(tiktoken::encoding::o200k_base),
+            Tokenizer::Cl100k => CL100K.get_or_init(tiktoken::encoding::cl100k_base),
         };
         Self { tokenizer, bpe }
     }
@@ -58,7 +66,7 @@ impl Bpe {
     pub(crate) fn info(&self) -> TokenizerInfo {
         TokenizerInfo {
             name: self.name(),
-            library: "tiktoken-rs",
+            library: "tiktoken",
             note: NOTE,
         }
     }
@@ -136,7 +144,8 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
 
 impl TokenCounter for Bpe {
     fn count(&self, text: &str) -> usize {
-        self.bpe.encode_ordinary(text).len()
+        // Special-token text such as `<|endoftext|>` counts as ordinary text.
+        self.bpe.count(text)
     }
 }
 
@@ -152,6 +161,35 @@ mod tests {
         let cl100k = Bpe::load(Tokenizer::Cl100k);
         assert_eq!(cl100k.count("hello world"), 2);
         assert_eq!(o200k.name(), "o200k_base");
+    }
+
+    /// Counts `tiktoken-rs` 0.12 (`encode_ordinary`), the counter used
+    /// before, gives for the same texts: the switch of library changed no
+    /// count (docs/benchmarks.md compares both on real skill libraries).
+    #[test]
+    fn counts_match_the_previous_counter() {
+        let cases = [
+            ("hello world", 2, 2),
+            ("<|endoftext|> is text here", 10, 10),
+            (
+                "It's 2026: naïve café, 日本語のテキスト, emoji 😀👍🏽 and  \t spaces\n\n\n",
+                25,
+                31,
+            ),
+            ("fn main() {\n    println!(\"{}\", 42_000);\n}\n", 13, 13),
+            ("   leading\r\n\r\ntrailing   ", 6, 6),
+            (
+                "URL https://example.com/a/b?c=1&d=2 and path /usr/local/bin/skills",
+                23,
+                23,
+            ),
+        ];
+        let o200k = Bpe::load(Tokenizer::O200k);
+        let cl100k = Bpe::load(Tokenizer::Cl100k);
+        for (text, in_o200k, in_cl100k) in cases {
+            assert_eq!(o200k.count(text), in_o200k, "o200k {text:?}");
+            assert_eq!(cl100k.count(text), in_cl100k, "cl100k {text:?}");
+        }
     }
 
     #[test]
