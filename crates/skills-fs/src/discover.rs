@@ -468,9 +468,12 @@ fn load_skill_md(
     options: &FsOptions,
 ) -> LoadedMd {
     let mut skill = DiscoveredSkill::empty(dir);
+    // A `SKILL.md` found in a listing has no `stat` yet: a broken one is
+    // stamped after the failed read (a change in between makes the stamp
+    // racy, so it is looked at again).
     let failed = |skill: DiscoveredSkill, md: &Path| LoadedMd {
         skill,
-        md: Stamp::new(md, stat),
+        md: Stamp::new(md, stat.or_else(|| vfs.metadata(md).ok())),
         sidecar: None,
     };
     let file = md.display().to_string();
@@ -697,7 +700,23 @@ impl Walk<'_> {
     /// Searches the children of `dir` (at `depth` below the root, at `rel`
     /// below it); returns how many skill folders were found.
     fn children(&mut self, dir: &Path, depth: usize, rel: &str) -> usize {
-        let entries = match self.vfs.read_dir(dir) {
+        self.children_listed(dir, None, depth, rel)
+    }
+
+    /// [`Walk::children`], with the names of `dir`'s entries when the caller
+    /// listed it already.
+    fn children_listed(
+        &mut self,
+        dir: &Path,
+        listed: Option<Vec<OsString>>,
+        depth: usize,
+        rel: &str,
+    ) -> usize {
+        let listing = match listed {
+            Some(names) => Ok(names),
+            None => self.vfs.read_dir(dir),
+        };
+        let entries = match listing {
             Ok(entries) => entries,
             Err(err) => {
                 // Vanished since it was seen: a race, not a broken library.
@@ -762,13 +781,38 @@ impl Walk<'_> {
             if !self.enter(&path, meta) {
                 continue;
             }
-            if let Some((md, stat)) = self.probe(&path) {
+            // When its skills would be searched anyway, one listing of the
+            // folder tells whether it is a skill folder (no `stat` of
+            // `SKILL.md`) and is reused below.
+            let mut listed = None;
+            if self.options.nested_skills
+                && depth < self.options.max_depth
+                && let Ok(entries) = self.vfs.read_dir_kinds(&path)
+            {
+                match manifest_in(&entries) {
+                    Manifest::Found(md) => {
+                        let at = self.load(&path, &child_rel, path.join(md), None);
+                        self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                        found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
+                        continue;
+                    }
+                    Manifest::Absent => {
+                        listed = Some(entries.into_iter().map(|(name, _)| name).collect());
+                    }
+                    // A name that differs only in case: only a `stat` tells
+                    // (case-insensitive file systems).
+                    Manifest::Ask => {}
+                }
+            }
+            if listed.is_none()
+                && let Some((md, stat)) = self.probe(&path)
+            {
                 let at = self.load(&path, &child_rel, md, stat);
                 found += 1 + self.nested_in(&path, depth + 1, &child_rel, at);
                 continue;
             }
             let below = if depth < self.options.max_depth {
-                self.children(&path, depth + 1, &child_rel)
+                self.children_listed(&path, listed, depth + 1, &child_rel)
             } else {
                 self.skipped.by_depth += 1;
                 0
@@ -951,6 +995,35 @@ fn folder_name(vfs: &dyn Vfs, dir: &Path) -> String {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// What a folder's listing says about its `SKILL.md`.
+enum Manifest {
+    /// `SKILL.md`, else `skill.md`, is listed (of any kind, as a `stat`
+    /// would find it: a folder or a dangling link is reported when loaded).
+    Found(&'static str),
+    /// Neither is listed, nor any name that matches one but for case.
+    Absent,
+    /// A name that matches but for case (`Skill.md`): a case-insensitive
+    /// file system would open it as `SKILL.md`, so ask it with a `stat`.
+    Ask,
+}
+
+/// [`find_skill_md_in`] from a listing of the folder.
+fn manifest_in(entries: &[(OsString, Option<FileKind>)]) -> Manifest {
+    for md in ["SKILL.md", "skill.md"] {
+        if entries.iter().any(|(name, _)| name == md) {
+            return Manifest::Found(md);
+        }
+    }
+    if entries
+        .iter()
+        .any(|(name, _)| name.as_encoded_bytes().eq_ignore_ascii_case(b"skill.md"))
+    {
+        Manifest::Ask
+    } else {
+        Manifest::Absent
+    }
 }
 
 /// What identifies a folder however it was reached (through symlinks or not).
