@@ -193,18 +193,64 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
+/// The entries of the folder `path` with their kinds from the listing
+/// (`d_type`; `None` where the file system does not tell), skipping entries
+/// that cannot be read like `std::fs::read_dir` users do. One `open`, the
+/// `getdents` calls and one `close`: no `fstat` of the folder, which
+/// `opendir` (under `std::fs::read_dir`) adds to every listing.
+#[cfg(unix)]
+fn list_unix(path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+    use rustix::fs::{CWD, Dir, FileType, Mode, OFlags, openat};
+    use std::os::unix::ffi::OsStrExt as _;
+    let fd = openat(
+        CWD,
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut out = Vec::new();
+    for entry in Dir::new(fd)?.filter_map(Result::ok) {
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        let kind = match entry.file_type() {
+            FileType::Directory => Some(FileKind::Dir),
+            FileType::RegularFile => Some(FileKind::File),
+            FileType::Symlink => Some(FileKind::Symlink),
+            FileType::Unknown => None,
+            _ => Some(FileKind::Other),
+        };
+        out.push((std::ffi::OsStr::from_bytes(name).to_os_string(), kind));
+    }
+    Ok(out)
+}
+
 /// The real file system (`std::fs`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealFs;
 
 impl Vfs for RealFs {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        Ok(fs::read_dir(path)?
-            .filter_map(Result::ok)
-            .map(|e| e.file_name())
-            .collect())
+        #[cfg(unix)]
+        {
+            Ok(list_unix(path)?.into_iter().map(|(name, _)| name).collect())
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(fs::read_dir(path)?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect())
+        }
     }
 
+    #[cfg(unix)]
+    fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        list_unix(path)
+    }
+
+    #[cfg(not(unix))]
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
         // The kind comes with the entry (`d_type`) on most file systems.
         Ok(fs::read_dir(path)?
