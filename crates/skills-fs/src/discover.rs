@@ -182,6 +182,18 @@ pub(crate) struct Watched {
 
 /// Discovery that also records the stats it made.
 pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Watched {
+    discover_watched_with(vfs, roots, options, true)
+}
+
+/// [`discover_watched`]; without `bodies`, every document's body is dropped
+/// (left empty) on the thread that parsed it, for a caller that keeps only
+/// metadata: freeing thousands of bodies later on one thread costs more.
+pub(crate) fn discover_watched_with(
+    vfs: &dyn Vfs,
+    roots: &[PathBuf],
+    options: &FsOptions,
+    bodies: bool,
+) -> Watched {
     let mut walk = Walk {
         vfs,
         options,
@@ -199,7 +211,7 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     }
     walk.report_skipped();
     let pending = std::mem::take(&mut walk.pending);
-    let loaded = load_all(vfs, options, &pending);
+    let loaded = load_all(vfs, options, &pending, bodies);
     let mut skill_mds = Vec::with_capacity(loaded.len());
     let mut sidecars = Vec::new();
     for (loaded, found) in loaded.into_iter().zip(pending) {
@@ -253,17 +265,29 @@ pub(crate) struct LoadedMd {
 /// Reads and parses every pending skill, in order, on one thread per core when
 /// there are many (see [`crate::parallel::map`]): the result is the same as
 /// loading them one by one. `None` for a Markdown file that is not a skill.
-fn load_all(vfs: &dyn Vfs, options: &FsOptions, pending: &[Pending]) -> Vec<Option<LoadedMd>> {
-    crate::parallel::map(pending, |p| match p.agents {
-        Some(hint) => Some(load_skill_md(
-            vfs,
-            &p.dir,
-            p.md.clone(),
-            p.stat,
-            hint,
-            options,
-        )),
-        None => load_skill_file(vfs, &p.dir, p.stat, options),
+/// Without `bodies`, documents come back with empty bodies.
+fn load_all(
+    vfs: &dyn Vfs,
+    options: &FsOptions,
+    pending: &[Pending],
+    bodies: bool,
+) -> Vec<Option<LoadedMd>> {
+    crate::parallel::map(pending, |p| {
+        let mut loaded = match p.agents {
+            Some(hint) => Some(load_skill_md(
+                vfs,
+                &p.dir,
+                p.md.clone(),
+                p.stat,
+                hint,
+                options,
+            )),
+            None => load_skill_file(vfs, &p.dir, p.stat, options),
+        };
+        if !bodies && let Some(document) = loaded.as_mut().and_then(|l| l.skill.document.as_mut()) {
+            document.body = String::new();
+        }
+        loaded
     })
 }
 

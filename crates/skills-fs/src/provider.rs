@@ -35,7 +35,8 @@ use tracing::{Instrument, debug_span, field};
 
 use crate::cache::{FsEnv, Stamp, all_unchanged};
 use crate::discover::{
-    DiscoveredSkill, Discovery, discover_watched, load_skill_dir_stamped, load_skill_file_stamped,
+    DiscoveredSkill, Discovery, discover_watched_with, load_skill_dir_stamped,
+    load_skill_file_stamped,
 };
 use crate::openai_yaml::{self, AgentsHint};
 use crate::options::FsOptions;
@@ -509,7 +510,9 @@ impl Inner {
         );
         let _entered = span.enter();
         let timer = Instant::now();
-        let watched = discover_watched(self.vfs(), &self.roots, &self.options);
+        // Only a report (`rescan`) hands the bodies out; the snapshot keeps
+        // metadata.
+        let watched = discover_watched_with(self.vfs(), &self.roots, &self.options, report);
         let taken = self.env.clock.wall();
         let mut discovery = watched.discovery;
         let index = discovery.index_by_name();
