@@ -51,6 +51,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
@@ -492,12 +493,9 @@ fn load_skill_md(
     options: &FsOptions,
 ) -> LoadedMd {
     let mut skill = DiscoveredSkill::empty(dir);
-    // A `SKILL.md` found in a listing has no `stat` yet: a broken one is
-    // stamped after the failed read (a change in between makes the stamp
-    // racy, so it is looked at again).
-    let failed = |skill: DiscoveredSkill, md: &Path| LoadedMd {
+    let failed = |skill: DiscoveredSkill, md: &Path, stat: Option<FileStat>| LoadedMd {
         skill,
-        md: Stamp::new(md, stat.or_else(|| vfs.metadata(md).ok())),
+        md: Stamp::new(md, stat),
         sidecar: None,
     };
     let file = md.display().to_string();
@@ -516,11 +514,13 @@ fn load_skill_md(
             Code::IoError,
             "cannot read SKILL.md: its path has no file name".to_owned(),
         ));
-        return failed(skill, &md);
+        // Nothing is read: whatever the file holds, the outcome is the same.
+        let stat = stat.or_else(|| vfs.metadata(&md).ok());
+        return failed(skill, &md, stat);
     };
-    let (meta, bytes) = match vfs.read_beneath(dir, &name, options.max_skill_md_bytes) {
+    let (meta, bytes) = match read_stamped(vfs, dir, &name, &md, stat, options.max_skill_md_bytes) {
         Ok(read) => read,
-        Err(err) => {
+        Err((stamp, err)) => {
             let diag = match Refusal::of(&err) {
                 Some(Refusal::NotRegular(kind)) => {
                     tracing::warn!(kind = ?kind, "refused SKILL.md: not a regular file");
@@ -554,7 +554,7 @@ fn load_skill_md(
                 None => error(Code::IoError, format!("cannot read SKILL.md: {err}")),
             };
             skill.diagnostics.push(diag);
-            return failed(skill, &md);
+            return failed(skill, &md, stamp);
         }
     };
     tracing::debug!(bytes = bytes.len(), "read SKILL.md");
@@ -592,6 +592,37 @@ fn load_skill_md(
         md: stamp,
         sidecar,
     }
+}
+
+/// Reads the watched file `rel` beneath the skill folder `dir` (at `path`;
+/// `stat`: its `metadata` when the caller took one before). On success, the
+/// stat is the `fstat` of the handle that was read, taken before reading.
+///
+/// On failure, the error comes with the stat to stamp the file with, which
+/// must not be taken after the read that failed: a fix landing between the
+/// two (in place, keeping the modification time) would be recorded as the
+/// broken state, and never looked at again. So, without a `stat` from
+/// before, the file is stat'ed and then read once more, and that second
+/// read decides. A missing file is stamped as missing (any file appearing
+/// there later differs from that), without a second read. Broken files are
+/// rare: a successful read costs nothing more.
+pub(crate) fn read_stamped(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    rel: &ResourcePath,
+    path: &Path,
+    stat: Option<FileStat>,
+    cap: u64,
+) -> Result<(FileStat, Vec<u8>), (Option<FileStat>, io::Error)> {
+    let err = match vfs.read_beneath(dir, rel, cap) {
+        Ok(read) => return Ok(read),
+        Err(err) => err,
+    };
+    if stat.is_some() || err.kind() == io::ErrorKind::NotFound {
+        return Err((stat, err));
+    }
+    let before = vfs.metadata(path).ok();
+    vfs.read_beneath(dir, rel, cap).map_err(|err| (before, err))
 }
 
 struct Walk<'a> {
