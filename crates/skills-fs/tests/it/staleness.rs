@@ -777,3 +777,40 @@ fn skill_md_fixed_right_after_a_failed_read_is_not_cached_as_broken() {
     assert_eq!(names(&provider), ["fixme", "good"]);
     assert_eq!(get(&provider, "fixme").expect("get").body, "Small again.");
 }
+
+/// The same for `agents/openai.yaml`: an oversized one is ignored with a
+/// warning, and a fix landing right after the failed read (mtime kept) must
+/// not be stamped as the ignored state.
+#[test]
+fn openai_yaml_fixed_right_after_a_failed_read_is_not_cached_as_ignored() {
+    let root = Root::new();
+    root.skill("codexy", "Body.");
+    let padding = "#".repeat(usize::try_from(skills_fs::MAX_OPENAI_YAML_BYTES).expect("cap") + 1);
+    let yaml = root.write(
+        "codexy/agents/openai.yaml",
+        format!("interface:\n  display_name: \"Big\"\n{padding}\n"),
+    );
+    backdate(&root.path());
+    let fs = Arc::new(FixAfterFailedRead {
+        target: yaml,
+        fixed: "interface:\n  display_name: \"Fixed Title\"\n".to_owned(),
+        done: std::sync::atomic::AtomicBool::new(false),
+    });
+    let clock = Arc::new(ManualClock::new());
+    let env = FsEnv::default()
+        .with_vfs(fs.clone())
+        .with_clock(clock.clone());
+    let provider = FsProvider::with_env([root.path()], FsOptions::default(), env);
+    assert!(
+        fs.done.load(std::sync::atomic::Ordering::SeqCst),
+        "the scan read the oversized openai.yaml"
+    );
+    let title = || {
+        let catalog = block_on(provider.list()).expect("list");
+        catalog.get("codexy").expect("listed").title.clone()
+    };
+    clock.advance(COOLDOWN);
+    assert_eq!(title().as_deref(), Some("Fixed Title"));
+    clock.advance(COOLDOWN);
+    assert_eq!(title().as_deref(), Some("Fixed Title"));
+}
