@@ -840,28 +840,25 @@ impl Walk<'_> {
             // folder tells whether it is a skill folder (no `stat` of
             // `SKILL.md`) and is reused below.
             let mut listed = None;
+            let mut ask = true;
             if self.options.nested_skills
                 && depth < self.options.max_depth
                 && let Ok(entries) = self.vfs.read_dir_kinds(&path)
             {
-                match manifest_in(&entries) {
-                    Manifest::Found(md) => {
-                        let at = self.load(&path, &child_rel, path.join(md), None);
-                        self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
-                        found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
-                        continue;
-                    }
-                    Manifest::Absent => {
-                        listed = Some(entries.into_iter().map(|(name, _)| name).collect());
-                    }
-                    // A name that differs only in case: only a `stat` tells
-                    // (case-insensitive file systems).
-                    Manifest::Ask => {}
+                let manifest = manifest_in(&entries);
+                if let Manifest::Found(md) = manifest {
+                    let at = self.load(&path, &child_rel, path.join(md), None);
+                    self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                    found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
+                    continue;
                 }
+                // A name a case-insensitive file system might take for
+                // `SKILL.md`: only a `stat` tells. If it is no skill folder,
+                // the listing is searched below, not made again.
+                ask = manifest == Manifest::Ask;
+                listed = Some(entries.into_iter().map(|(name, _)| name).collect());
             }
-            if listed.is_none()
-                && let Some((md, stat)) = self.probe(&path)
-            {
+            if ask && let Some((md, stat)) = self.probe(&path) {
                 let at = self.load(&path, &child_rel, md, stat);
                 found += 1 + self.nested_in(&path, depth + 1, &child_rel, at);
                 continue;
@@ -1053,32 +1050,40 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// What a folder's listing says about its `SKILL.md`.
+#[derive(Debug, PartialEq, Eq)]
 enum Manifest {
     /// `SKILL.md`, else `skill.md`, is listed (of any kind, as a `stat`
     /// would find it: a folder or a dangling link is reported when loaded).
     Found(&'static str),
-    /// Neither is listed, nor any name that matches one but for case.
+    /// Neither is listed, nor any name a file system might take for one.
     Absent,
-    /// A name that matches but for case (`Skill.md`): a case-insensitive
-    /// file system would open it as `SKILL.md`, so ask it with a `stat`.
+    /// A name a case-insensitive file system might open as `SKILL.md`
+    /// (`Skill.md`, or any name that is not ASCII): ask it with a `stat`.
     Ask,
 }
 
 /// [`find_skill_md_in`] from a listing of the folder.
+///
+/// Folding ASCII case is all this does itself, yet it is not all that a
+/// case-insensitive file system may do: ext4's casefold and APFS fold with
+/// Unicode rules, which map two non-ASCII letters onto ASCII ones (`ſ`,
+/// U+017F, to `s`; the Kelvin sign, U+212A, to `k`: `ſkill.md` opens as
+/// `SKILL.md`), ZFS may normalize with compatibility forms (fullwidth
+/// letters), and HFS+ ignores some code points when comparing. Rather than
+/// copy any of those rules, a listing with a name that is not ASCII asks the
+/// file system, with the `stat` every folder cost before listings were used
+/// for this; such names are rare in skill libraries.
 fn manifest_in(entries: &[(OsString, Option<FileKind>)]) -> Manifest {
     for md in ["SKILL.md", "skill.md"] {
         if entries.iter().any(|(name, _)| name == md) {
             return Manifest::Found(md);
         }
     }
-    if entries
-        .iter()
-        .any(|(name, _)| name.as_encoded_bytes().eq_ignore_ascii_case(b"skill.md"))
-    {
-        Manifest::Ask
-    } else {
-        Manifest::Absent
-    }
+    let ask = entries.iter().any(|(name, _)| {
+        let name = name.as_encoded_bytes();
+        !name.is_ascii() || name.eq_ignore_ascii_case(b"skill.md")
+    });
+    if ask { Manifest::Ask } else { Manifest::Absent }
 }
 
 /// What identifies a folder however it was reached (through symlinks or not).
@@ -1109,4 +1114,46 @@ fn looks_like_skill(vfs: &dyn Vfs, dir: &Path) -> bool {
         matches!(name.as_ref(), "scripts" | "references" | "assets")
             || name.to_ascii_lowercase().ends_with(".md")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(names: &[&str]) -> Manifest {
+        let entries: Vec<(OsString, Option<FileKind>)> = names
+            .iter()
+            .map(|n| (OsString::from(n), Some(FileKind::File)))
+            .collect();
+        manifest_in(&entries)
+    }
+
+    /// Exact names decide; a name equal but for ASCII case asks the file
+    /// system; so does any name that is not ASCII, because file systems
+    /// that fold case beyond ASCII map some non-ASCII letters onto ASCII
+    /// ones (`ſ` to `s`, the Kelvin sign to `k`) or ignore some code points
+    /// altogether, and only a `stat` knows what this one does.
+    #[test]
+    fn a_listing_asks_for_names_a_file_system_might_fold_into_skill_md() {
+        assert_eq!(
+            manifest(&["SKILL.md", "skill.md"]),
+            Manifest::Found("SKILL.md")
+        );
+        assert_eq!(
+            manifest(&["notes.md", "skill.md"]),
+            Manifest::Found("skill.md")
+        );
+        assert_eq!(manifest(&["notes.md", "README.md"]), Manifest::Absent);
+        assert_eq!(manifest(&[]), Manifest::Absent);
+        assert_eq!(manifest(&["Skill.md"]), Manifest::Ask);
+        assert_eq!(manifest(&["SKILL.MD", "notes.md"]), Manifest::Ask);
+        // Casefolded to `skill.md` (ext4 casefold, APFS): U+017F LATIN SMALL
+        // LETTER LONG S, U+212A KELVIN SIGN.
+        assert_eq!(manifest(&["\u{17f}kill.md"]), Manifest::Ask);
+        assert_eq!(manifest(&["S\u{212a}ILL.md"]), Manifest::Ask);
+        // Ignored by HFS+ when comparing: U+200B ZERO WIDTH SPACE.
+        assert_eq!(manifest(&["SKILL\u{200b}.md"]), Manifest::Ask);
+        // Not folded by ASCII rules into anything else: never `Found`.
+        assert_eq!(manifest(&["\u{17f}KILL.md", "notes.md"]), Manifest::Ask);
+    }
 }
