@@ -7,7 +7,7 @@
 
 use std::fmt;
 use std::fmt::Write as _;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::metadata::SkillMetadata;
 
@@ -32,11 +32,29 @@ pub struct Catalog {
 #[derive(Debug)]
 struct Snapshot {
     entries: Vec<SkillMetadata>,
-    one_line: Vec<String>,
+    /// Each description on one line, made on the first render (a listing
+    /// never needs them).
+    one_line: OnceLock<Vec<String>>,
     /// `(hash of name, index into entries)`, sorted: a name lookup is a binary
     /// search over integers and one string comparison.
     by_hash: Vec<(u64, usize)>,
-    fingerprint: u64,
+    /// Computed when first asked for (comparing catalogs, search indexes).
+    fingerprint: OnceLock<u64>,
+}
+
+impl Snapshot {
+    fn fingerprint(&self) -> u64 {
+        *self.fingerprint.get_or_init(|| fingerprint(&self.entries))
+    }
+
+    fn one_line(&self) -> &[String] {
+        self.one_line.get_or_init(|| {
+            self.entries
+                .iter()
+                .map(|e| one_line(&e.description, None))
+                .collect()
+        })
+    }
 }
 
 impl Default for Catalog {
@@ -47,7 +65,7 @@ impl Default for Catalog {
 
 impl PartialEq for Catalog {
     fn eq(&self, other: &Self) -> bool {
-        self.inner.fingerprint == other.inner.fingerprint
+        self.inner.fingerprint() == other.inner.fingerprint()
             && self.inner.entries == other.inner.entries
     }
 }
@@ -60,11 +78,6 @@ impl Catalog {
         // A stable sort keeps the first of equal names first; dedup keeps it.
         entries.sort_by(|a, b| a.name.cmp(&b.name));
         entries.dedup_by(|later, earlier| later.name == earlier.name);
-        let fingerprint = fingerprint(&entries);
-        let one_line: Vec<String> = entries
-            .iter()
-            .map(|e| one_line(&e.description, None))
-            .collect();
         let mut by_hash: Vec<(u64, usize)> = entries
             .iter()
             .enumerate()
@@ -74,9 +87,9 @@ impl Catalog {
         Self {
             inner: Arc::new(Snapshot {
                 entries,
-                one_line,
+                one_line: OnceLock::new(),
                 by_hash,
-                fingerprint,
+                fingerprint: OnceLock::new(),
             }),
         }
     }
@@ -132,7 +145,7 @@ impl Catalog {
     /// A 64-bit FNV-1a hash over every entry's metadata; equal catalogs have equal
     /// fingerprints, so a changed fingerprint means "something changed".
     pub fn fingerprint(&self) -> u64 {
-        self.inner.fingerprint
+        self.inner.fingerprint()
     }
 
     /// Renders the catalog for a system prompt.
@@ -154,12 +167,12 @@ impl Catalog {
     /// name order whatever is dropped, so adding a low-priority skill never
     /// moves the others. See [`Catalog::render_report`] for what was done.
     pub fn render(&self, options: &RenderOptions) -> String {
-        render(&self.inner.entries, &self.inner.one_line, options, false).text
+        render(&self.inner.entries, self.inner.one_line(), options, false).text
     }
 
     /// [`Catalog::render`], with what the budget shortened and left out.
     pub fn render_report(&self, options: &RenderOptions) -> RenderReport {
-        render(&self.inner.entries, &self.inner.one_line, options, true)
+        render(&self.inner.entries, self.inner.one_line(), options, true)
     }
 }
 

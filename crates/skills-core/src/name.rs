@@ -116,7 +116,7 @@ pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
         ));
         return problems;
     }
-    if name.to_lowercase() != name {
+    if !is_lowercase(name) {
         problems.push((
             Code::NameNotLowercase,
             format!("the name `{name}` must be lowercase"),
@@ -143,6 +143,27 @@ pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
     problems
 }
 
+/// Whether `name` breaks none of the rules of [`check_chars`]: the same
+/// answer as `check_chars(name).is_empty()`, without building messages (for
+/// callers that only ask whether a name is usable).
+pub(crate) fn chars_ok(name: &str) -> bool {
+    !name.is_empty()
+        && is_lowercase(name)
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+        && !name.contains("--")
+        && name.chars().all(|c| c == '-' || is_letter_or_number(c))
+}
+
+/// `name.to_lowercase() == name`, without a copy for ASCII names.
+fn is_lowercase(name: &str) -> bool {
+    if name.is_ascii() {
+        !name.bytes().any(|b| b.is_ascii_uppercase())
+    } else {
+        name.to_lowercase() == name
+    }
+}
+
 /// A letter or number by Unicode general category (`L*` or `N*`).
 ///
 /// This is what the specification's reference validator accepts (Python's
@@ -151,6 +172,11 @@ pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
 /// the reference rejects.
 pub fn is_letter_or_number(c: char) -> bool {
     use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+    // The ASCII letters and digits are the only ASCII characters in `L*`
+    // and `N*`: answer them without the table lookup.
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric();
+    }
     matches!(
         c.general_category_group(),
         GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number
@@ -201,6 +227,43 @@ impl ReservedNames {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chars_ok_agrees_with_check_chars() {
+        for name in [
+            "",
+            "pdf",
+            "a-b-c",
+            "café",
+            "Café",
+            "日本語",
+            "x1",
+            "-a",
+            "a-",
+            "a--b",
+            "A",
+            "Academic Paper Mapper",
+            "a_b",
+            "a b",
+            "ǅ",
+            "कि",
+            "x²",
+            "Ⅻ",
+            "a.b",
+            "ÀB",
+            "ß",
+        ] {
+            assert_eq!(chars_ok(name), check_chars(name).is_empty(), "{name:?}");
+        }
+        for c in (0u8..128).map(char::from) {
+            use unicode_properties::{GeneralCategoryGroup, UnicodeGeneralCategory};
+            let by_table = matches!(
+                c.general_category_group(),
+                GeneralCategoryGroup::Letter | GeneralCategoryGroup::Number
+            );
+            assert_eq!(is_letter_or_number(c), by_table, "{c:?}");
+        }
+    }
 
     #[test]
     fn parses_valid_names() {

@@ -587,7 +587,7 @@ fn check_name(
     };
     let name = name::normalize_name(raw);
     if lenient
-        && !name::check_chars(&name).is_empty()
+        && !name::chars_ok(&name)
         && let Some(folder) = origin.dir_name.and_then(name_from_folder)
     {
         let (source, fix) = folder_source(&folder, origin, "set");
@@ -749,7 +749,7 @@ const DERIVE_ROUNDS: usize = 4;
 fn name_from_folder(dir: &str) -> Option<String> {
     let mut current = name::normalize_name_keep_space(dir);
     for _ in 0..DERIVE_ROUNDS {
-        if name::check_chars(&current).is_empty() && name::normalize_name(&current) == current {
+        if name::chars_ok(&current) && name::normalize_name(&current) == current {
             return Some(current);
         }
         current = slug_round(&current);

@@ -11,6 +11,15 @@
 //! The tree is generated once (1–8 KB bodies, `references/guide.md` and
 //! `scripts/run.sh` per skill), then the bench waits 2.1 s so that no stat is
 //! "racy" (see `docs/staleness.md`), as for a tree written a while ago.
+//!
+//! Group `discovery_floor_3000` (issue 25): 3 000 marketplace-shaped skills
+//! (`skills_testkit::marketplace`, real-sized `SKILL.md` files with display
+//! titles, extension fields and 1–5 KB Markdown bodies), the cold `list` that
+//! `skills list` runs and the `list` + `Catalog::render` that `skills catalog`
+//! runs, against the I/O floor measured in the same run: a single-threaded
+//! walk of the root that reads every `SKILL.md` whole (`std::fs::read_dir`
+//! recursion + `std::fs::read`, what `find -name SKILL.md -exec cat {} +`
+//! does). Target: within 1.1× of that floor.
 
 use std::fs;
 use std::hint::black_box;
@@ -19,7 +28,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use skills_core::SkillProvider;
+use skills_core::{RenderOptions, SkillProvider};
 use skills_fs::{FsEnv, FsOptions, FsProvider, ManualClock};
 
 const SKILLS: usize = 3_000;
@@ -127,5 +136,59 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, bench);
+/// Every `SKILL.md` below `dir`, read whole, single-threaded: the walk
+/// `find DIR -name SKILL.md -exec cat {} +` makes (entries' kinds from the
+/// listing, no links followed). Returns the bytes read and the files found.
+fn read_every_skill_md(dir: &Path, total: &mut (usize, usize)) {
+    for entry in fs::read_dir(dir).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            read_every_skill_md(&entry.path(), total);
+        } else if kind.is_file() && entry.file_name() == "SKILL.md" {
+            let bytes = fs::read(entry.path()).expect("read");
+            total.0 += bytes.len();
+            total.1 += 1;
+        }
+    }
+}
+
+fn floor(c: &mut Criterion) {
+    let base = tempfile::tempdir().expect("temp dir");
+    let root = base.path().join("market");
+    let stats = skills_testkit::marketplace::write(&root, 25, SKILLS).expect("write the library");
+    assert_eq!(stats.skills, SKILLS);
+    std::thread::sleep(Duration::from_millis(2_100));
+
+    let mut group = c.benchmark_group("discovery_floor_3000");
+    group.sample_size(20);
+    group.bench_function("baseline_find_cat", |b| {
+        b.iter(|| {
+            let mut total = (0, 0);
+            read_every_skill_md(black_box(&root), &mut total);
+            assert_eq!(total.1, SKILLS);
+            black_box(total)
+        });
+    });
+    group.bench_function("cold_list", |b| {
+        b.iter(|| {
+            let provider = FsProvider::new([root.clone()], FsOptions::default());
+            let catalog = pollster::block_on(provider.list()).expect("list");
+            assert_eq!(catalog.len(), SKILLS);
+            black_box(catalog)
+        });
+    });
+    group.bench_function("cold_catalog", |b| {
+        let options = RenderOptions::default();
+        b.iter(|| {
+            let provider = FsProvider::new([root.clone()], FsOptions::default());
+            let catalog = pollster::block_on(provider.list()).expect("list");
+            assert_eq!(catalog.len(), SKILLS);
+            black_box(catalog.render(&options))
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench, floor);
 criterion_main!(benches);

@@ -51,6 +51,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
 
 use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
@@ -182,6 +183,18 @@ pub(crate) struct Watched {
 
 /// Discovery that also records the stats it made.
 pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOptions) -> Watched {
+    discover_watched_with(vfs, roots, options, true)
+}
+
+/// [`discover_watched`]; without `bodies`, every document's body is dropped
+/// (left empty) on the thread that parsed it, for a caller that keeps only
+/// metadata: freeing thousands of bodies later on one thread costs more.
+pub(crate) fn discover_watched_with(
+    vfs: &dyn Vfs,
+    roots: &[PathBuf],
+    options: &FsOptions,
+    bodies: bool,
+) -> Watched {
     let mut walk = Walk {
         vfs,
         options,
@@ -199,7 +212,7 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     }
     walk.report_skipped();
     let pending = std::mem::take(&mut walk.pending);
-    let loaded = load_all(vfs, options, &pending);
+    let loaded = load_all(vfs, options, &pending, bodies);
     let mut skill_mds = Vec::with_capacity(loaded.len());
     let mut sidecars = Vec::new();
     for (loaded, found) in loaded.into_iter().zip(pending) {
@@ -253,17 +266,29 @@ pub(crate) struct LoadedMd {
 /// Reads and parses every pending skill, in order, on one thread per core when
 /// there are many (see [`crate::parallel::map`]): the result is the same as
 /// loading them one by one. `None` for a Markdown file that is not a skill.
-fn load_all(vfs: &dyn Vfs, options: &FsOptions, pending: &[Pending]) -> Vec<Option<LoadedMd>> {
-    crate::parallel::map(pending, |p| match p.agents {
-        Some(hint) => Some(load_skill_md(
-            vfs,
-            &p.dir,
-            p.md.clone(),
-            p.stat,
-            hint,
-            options,
-        )),
-        None => load_skill_file(vfs, &p.dir, p.stat, options),
+/// Without `bodies`, documents come back with empty bodies.
+fn load_all(
+    vfs: &dyn Vfs,
+    options: &FsOptions,
+    pending: &[Pending],
+    bodies: bool,
+) -> Vec<Option<LoadedMd>> {
+    crate::parallel::map(pending, |p| {
+        let mut loaded = match p.agents {
+            Some(hint) => Some(load_skill_md(
+                vfs,
+                &p.dir,
+                p.md.clone(),
+                p.stat,
+                hint,
+                options,
+            )),
+            None => load_skill_file(vfs, &p.dir, p.stat, options),
+        };
+        if !bodies && let Some(document) = loaded.as_mut().and_then(|l| l.skill.document.as_mut()) {
+            document.body = String::new();
+        }
+        loaded
     })
 }
 
@@ -468,7 +493,7 @@ fn load_skill_md(
     options: &FsOptions,
 ) -> LoadedMd {
     let mut skill = DiscoveredSkill::empty(dir);
-    let failed = |skill: DiscoveredSkill, md: &Path| LoadedMd {
+    let failed = |skill: DiscoveredSkill, md: &Path, stat: Option<FileStat>| LoadedMd {
         skill,
         md: Stamp::new(md, stat),
         sidecar: None,
@@ -489,11 +514,13 @@ fn load_skill_md(
             Code::IoError,
             "cannot read SKILL.md: its path has no file name".to_owned(),
         ));
-        return failed(skill, &md);
+        // Nothing is read: whatever the file holds, the outcome is the same.
+        let stat = stat.or_else(|| vfs.metadata(&md).ok());
+        return failed(skill, &md, stat);
     };
-    let (meta, bytes) = match vfs.read_beneath(dir, &name, options.max_skill_md_bytes) {
+    let (meta, bytes) = match read_stamped(vfs, dir, &name, &md, stat, options.max_skill_md_bytes) {
         Ok(read) => read,
-        Err(err) => {
+        Err((stamp, err)) => {
             let diag = match Refusal::of(&err) {
                 Some(Refusal::NotRegular(kind)) => {
                     tracing::warn!(kind = ?kind, "refused SKILL.md: not a regular file");
@@ -527,7 +554,7 @@ fn load_skill_md(
                 None => error(Code::IoError, format!("cannot read SKILL.md: {err}")),
             };
             skill.diagnostics.push(diag);
-            return failed(skill, &md);
+            return failed(skill, &md, stamp);
         }
     };
     tracing::debug!(bytes = bytes.len(), "read SKILL.md");
@@ -565,6 +592,37 @@ fn load_skill_md(
         md: stamp,
         sidecar,
     }
+}
+
+/// Reads the watched file `rel` beneath the skill folder `dir` (at `path`;
+/// `stat`: its `metadata` when the caller took one before). On success, the
+/// stat is the `fstat` of the handle that was read, taken before reading.
+///
+/// On failure, the error comes with the stat to stamp the file with, which
+/// must not be taken after the read that failed: a fix landing between the
+/// two (in place, keeping the modification time) would be recorded as the
+/// broken state, and never looked at again. So, without a `stat` from
+/// before, the file is stat'ed and then read once more, and that second
+/// read decides. A missing file is stamped as missing (any file appearing
+/// there later differs from that), without a second read. Broken files are
+/// rare: a successful read costs nothing more.
+pub(crate) fn read_stamped(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    rel: &ResourcePath,
+    path: &Path,
+    stat: Option<FileStat>,
+    cap: u64,
+) -> Result<(FileStat, Vec<u8>), (Option<FileStat>, io::Error)> {
+    let err = match vfs.read_beneath(dir, rel, cap) {
+        Ok(read) => return Ok(read),
+        Err(err) => err,
+    };
+    if stat.is_some() || err.kind() == io::ErrorKind::NotFound {
+        return Err((stat, err));
+    }
+    let before = vfs.metadata(path).ok();
+    vfs.read_beneath(dir, rel, cap).map_err(|err| (before, err))
 }
 
 struct Walk<'a> {
@@ -697,7 +755,23 @@ impl Walk<'_> {
     /// Searches the children of `dir` (at `depth` below the root, at `rel`
     /// below it); returns how many skill folders were found.
     fn children(&mut self, dir: &Path, depth: usize, rel: &str) -> usize {
-        let entries = match self.vfs.read_dir(dir) {
+        self.children_listed(dir, None, depth, rel)
+    }
+
+    /// [`Walk::children`], with the names of `dir`'s entries when the caller
+    /// listed it already.
+    fn children_listed(
+        &mut self,
+        dir: &Path,
+        listed: Option<Vec<OsString>>,
+        depth: usize,
+        rel: &str,
+    ) -> usize {
+        let listing = match listed {
+            Some(names) => Ok(names),
+            None => self.vfs.read_dir(dir),
+        };
+        let entries = match listing {
             Ok(entries) => entries,
             Err(err) => {
                 // Vanished since it was seen: a race, not a broken library.
@@ -762,13 +836,35 @@ impl Walk<'_> {
             if !self.enter(&path, meta) {
                 continue;
             }
-            if let Some((md, stat)) = self.probe(&path) {
+            // When its skills would be searched anyway, one listing of the
+            // folder tells whether it is a skill folder (no `stat` of
+            // `SKILL.md`) and is reused below.
+            let mut listed = None;
+            let mut ask = true;
+            if self.options.nested_skills
+                && depth < self.options.max_depth
+                && let Ok(entries) = self.vfs.read_dir_kinds(&path)
+            {
+                let manifest = manifest_in(&entries);
+                if let Manifest::Found(md) = manifest {
+                    let at = self.load(&path, &child_rel, path.join(md), None);
+                    self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                    found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
+                    continue;
+                }
+                // A name a case-insensitive file system might take for
+                // `SKILL.md`: only a `stat` tells. If it is no skill folder,
+                // the listing is searched below, not made again.
+                ask = manifest == Manifest::Ask;
+                listed = Some(entries.into_iter().map(|(name, _)| name).collect());
+            }
+            if ask && let Some((md, stat)) = self.probe(&path) {
                 let at = self.load(&path, &child_rel, md, stat);
                 found += 1 + self.nested_in(&path, depth + 1, &child_rel, at);
                 continue;
             }
             let below = if depth < self.options.max_depth {
-                self.children(&path, depth + 1, &child_rel)
+                self.children_listed(&path, listed, depth + 1, &child_rel)
             } else {
                 self.skipped.by_depth += 1;
                 0
@@ -953,6 +1049,43 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
+/// What a folder's listing says about its `SKILL.md`.
+#[derive(Debug, PartialEq, Eq)]
+enum Manifest {
+    /// `SKILL.md`, else `skill.md`, is listed (of any kind, as a `stat`
+    /// would find it: a folder or a dangling link is reported when loaded).
+    Found(&'static str),
+    /// Neither is listed, nor any name a file system might take for one.
+    Absent,
+    /// A name a case-insensitive file system might open as `SKILL.md`
+    /// (`Skill.md`, or any name that is not ASCII): ask it with a `stat`.
+    Ask,
+}
+
+/// [`find_skill_md_in`] from a listing of the folder.
+///
+/// Folding ASCII case is all this does itself, yet it is not all that a
+/// case-insensitive file system may do: ext4's casefold and APFS fold with
+/// Unicode rules, which map two non-ASCII letters onto ASCII ones (`ſ`,
+/// U+017F, to `s`; the Kelvin sign, U+212A, to `k`: `ſkill.md` opens as
+/// `SKILL.md`), ZFS may normalize with compatibility forms (fullwidth
+/// letters), and HFS+ ignores some code points when comparing. Rather than
+/// copy any of those rules, a listing with a name that is not ASCII asks the
+/// file system, with the `stat` every folder cost before listings were used
+/// for this; such names are rare in skill libraries.
+fn manifest_in(entries: &[(OsString, Option<FileKind>)]) -> Manifest {
+    for md in ["SKILL.md", "skill.md"] {
+        if entries.iter().any(|(name, _)| name == md) {
+            return Manifest::Found(md);
+        }
+    }
+    let ask = entries.iter().any(|(name, _)| {
+        let name = name.as_encoded_bytes();
+        !name.is_ascii() || name.eq_ignore_ascii_case(b"skill.md")
+    });
+    if ask { Manifest::Ask } else { Manifest::Absent }
+}
+
 /// What identifies a folder however it was reached (through symlinks or not).
 #[derive(Debug, PartialEq, Eq, Hash)]
 enum DirId {
@@ -981,4 +1114,46 @@ fn looks_like_skill(vfs: &dyn Vfs, dir: &Path) -> bool {
         matches!(name.as_ref(), "scripts" | "references" | "assets")
             || name.to_ascii_lowercase().ends_with(".md")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest(names: &[&str]) -> Manifest {
+        let entries: Vec<(OsString, Option<FileKind>)> = names
+            .iter()
+            .map(|n| (OsString::from(n), Some(FileKind::File)))
+            .collect();
+        manifest_in(&entries)
+    }
+
+    /// Exact names decide; a name equal but for ASCII case asks the file
+    /// system; so does any name that is not ASCII, because file systems
+    /// that fold case beyond ASCII map some non-ASCII letters onto ASCII
+    /// ones (`ſ` to `s`, the Kelvin sign to `k`) or ignore some code points
+    /// altogether, and only a `stat` knows what this one does.
+    #[test]
+    fn a_listing_asks_for_names_a_file_system_might_fold_into_skill_md() {
+        assert_eq!(
+            manifest(&["SKILL.md", "skill.md"]),
+            Manifest::Found("SKILL.md")
+        );
+        assert_eq!(
+            manifest(&["notes.md", "skill.md"]),
+            Manifest::Found("skill.md")
+        );
+        assert_eq!(manifest(&["notes.md", "README.md"]), Manifest::Absent);
+        assert_eq!(manifest(&[]), Manifest::Absent);
+        assert_eq!(manifest(&["Skill.md"]), Manifest::Ask);
+        assert_eq!(manifest(&["SKILL.MD", "notes.md"]), Manifest::Ask);
+        // Casefolded to `skill.md` (ext4 casefold, APFS): U+017F LATIN SMALL
+        // LETTER LONG S, U+212A KELVIN SIGN.
+        assert_eq!(manifest(&["\u{17f}kill.md"]), Manifest::Ask);
+        assert_eq!(manifest(&["S\u{212a}ILL.md"]), Manifest::Ask);
+        // Ignored by HFS+ when comparing: U+200B ZERO WIDTH SPACE.
+        assert_eq!(manifest(&["SKILL\u{200b}.md"]), Manifest::Ask);
+        // Not folded by ASCII rules into anything else: never `Found`.
+        assert_eq!(manifest(&["\u{17f}KILL.md", "notes.md"]), Manifest::Ask);
+    }
 }

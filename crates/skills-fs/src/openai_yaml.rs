@@ -27,7 +27,8 @@
 //! # Staleness
 //! The skill folder's own stamp already shows an `agents/` folder appearing
 //! or going away. For a skill that has an `agents/` folder, the scan also
-//! stamps `agents/openai.yaml` itself (its stat when read, or "absent"); the
+//! stamps `agents/openai.yaml` itself (its stat when read, taken before the
+//! read that decided what the file gives, or "absent"); the
 //! staleness check always compares those stamps, so creating, editing in
 //! place or removing the file is noticed by `list` for one extra `stat` per
 //! such skill. Skills without an `agents/` folder cost nothing: when the walk
@@ -42,6 +43,7 @@ use skills_core::{Code, Diagnostic, ResourceListing, ResourcePath, SkillMetadata
 
 use crate::beneath::Refusal;
 use crate::cache::Stamp;
+use crate::discover::read_stamped;
 use crate::vfs::{FileKind, Vfs};
 
 /// The file's path inside the skill folder.
@@ -114,22 +116,23 @@ pub(crate) fn apply(
     };
     let rel = ResourcePath::parse(OPENAI_YAML).ok()?;
     let _span = tracing::debug_span!("openai_yaml", path = %file).entered();
-    let bytes = match vfs.read_beneath(dir, &rel, MAX_OPENAI_YAML_BYTES) {
+    // Stamped before the read that decides (see `read_stamped`).
+    let (stamp, err) = match read_stamped(vfs, dir, &rel, &path, None, MAX_OPENAI_YAML_BYTES) {
         Ok((stat, bytes)) => {
             tracing::debug!(bytes = bytes.len(), "read agents/openai.yaml");
             diagnostics.extend(map_into(&bytes, metadata).into_iter().map(warn));
             return Some(Stamp::new(&path, Some(stat)));
         }
-        Err(err) => err,
+        Err(failed) => failed,
     };
-    let why = match Refusal::of(&bytes) {
+    let why = match Refusal::of(&err) {
         Some(Refusal::OutsideRoot) => {
             "it is a symlink (or in a folder) leading outside the skill folder".to_owned()
         }
         Some(Refusal::NotRegular(_)) => "it is not a regular file".to_owned(),
         Some(Refusal::TooLarge { len, cap }) => format!("it is {len} bytes; the limit is {cap}"),
         None if matches!(
-            bytes.kind(),
+            err.kind(),
             std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
         ) =>
         {
@@ -138,11 +141,11 @@ pub(crate) fn apply(
             let folder = vfs.metadata(&dir.join("agents")).is_ok_and(|m| m.is_dir());
             return folder.then(|| Stamp::new(&path, None));
         }
-        None => format!("it cannot be read: {bytes}"),
+        None => format!("it cannot be read: {err}"),
     };
     tracing::warn!(reason = %why, "ignored agents/openai.yaml");
     diagnostics.push(warn(format!("agents/openai.yaml is ignored: {why}")));
-    Some(Stamp::new(&path, vfs.metadata(&path).ok()))
+    Some(Stamp::new(&path, stamp))
 }
 
 /// Parses the file's bytes and applies what it says to `metadata`; returns

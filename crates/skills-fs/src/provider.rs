@@ -35,7 +35,8 @@ use tracing::{Instrument, debug_span, field};
 
 use crate::cache::{FsEnv, Stamp, all_unchanged};
 use crate::discover::{
-    DiscoveredSkill, Discovery, discover_watched, load_skill_dir_stamped, load_skill_file_stamped,
+    DiscoveredSkill, Discovery, discover_watched_with, load_skill_dir_stamped,
+    load_skill_file_stamped,
 };
 use crate::openai_yaml::{self, AgentsHint};
 use crate::options::FsOptions;
@@ -409,7 +410,7 @@ impl Inner {
 
     /// The first scan, before anyone else can see the provider.
     fn initial_scan(&self) {
-        let (snapshot, _) = self.scan();
+        let (snapshot, _) = self.scan(false);
         self.swap(snapshot);
     }
 
@@ -417,10 +418,10 @@ impl Inner {
     fn rescan_locked(&self) -> Discovery {
         let started = self.elapsed();
         self.dirty.store(false, Ordering::Release);
-        let (snapshot, discovery) = self.scan();
+        let (snapshot, discovery) = self.scan(true);
         self.swap(snapshot);
         self.mark_checked(started);
-        discovery
+        discovery.unwrap_or_default()
     }
 
     /// The snapshot, checked against the disk first if the cooldown has passed.
@@ -489,14 +490,17 @@ impl Inner {
             reason.is_some()
         });
         if stale {
-            let (snapshot, _) = self.scan();
+            let (snapshot, _) = self.scan(false);
             self.swap(snapshot);
         }
         self.mark_checked(started);
         self.current()
     }
 
-    fn scan(&self) -> (Snapshot, Discovery) {
+    /// Discovers the roots and builds a snapshot; also returns the full
+    /// discovery when `report` is set (else the documents and diagnostics
+    /// are moved into the snapshot, not copied).
+    fn scan(&self, report: bool) -> (Snapshot, Option<Discovery>) {
         let span = debug_span!(
             "skills_fs.scan",
             roots = ?self.roots,
@@ -506,27 +510,15 @@ impl Inner {
         );
         let _entered = span.enter();
         let timer = Instant::now();
-        let watched = discover_watched(self.vfs(), &self.roots, &self.options);
+        // Only a report (`rescan`) hands the bodies out; the snapshot keeps
+        // metadata.
+        let watched = discover_watched_with(self.vfs(), &self.roots, &self.options, report);
         let taken = self.env.clock.wall();
         let mut discovery = watched.discovery;
         let index = discovery.index_by_name();
         let mut dirs = BTreeMap::new();
         let mut single_files = BTreeSet::new();
         let mut metadata = Vec::with_capacity(index.len());
-        for (name, i) in index {
-            let skill = &discovery.skills[i];
-            if let Some(doc) = &skill.document {
-                metadata.push(doc.metadata.clone());
-                if skill.single_file {
-                    single_files.insert(name.clone());
-                }
-                dirs.insert(name, skill.dir.clone());
-            }
-        }
-        let mut diagnostics = discovery.diagnostics.clone();
-        for skill in &discovery.skills {
-            diagnostics.extend(skill.diagnostics.iter().cloned());
-        }
         let broken_mds: Vec<Stamp> = discovery
             .skills
             .iter()
@@ -534,6 +526,39 @@ impl Inner {
             .filter(|(skill, _)| skill.document.is_none())
             .map(|(_, stamp)| stamp.clone())
             .collect();
+        for (name, i) in index {
+            let skill = &mut discovery.skills[i];
+            let meta = if report {
+                skill.document.as_ref().map(|doc| doc.metadata.clone())
+            } else {
+                skill.document.take().map(|doc| doc.metadata)
+            };
+            if let Some(meta) = meta {
+                metadata.push(meta);
+                if skill.single_file {
+                    single_files.insert(name.clone());
+                }
+                let dir = if report {
+                    skill.dir.clone()
+                } else {
+                    std::mem::take(&mut skill.dir)
+                };
+                dirs.insert(name, dir);
+            }
+        }
+        let diagnostics = if report {
+            let mut diagnostics = discovery.diagnostics.clone();
+            for skill in &discovery.skills {
+                diagnostics.extend(skill.diagnostics.iter().cloned());
+            }
+            diagnostics
+        } else {
+            let mut diagnostics = std::mem::take(&mut discovery.diagnostics);
+            for skill in &mut discovery.skills {
+                diagnostics.append(&mut skill.diagnostics);
+            }
+            diagnostics
+        };
         let racy = watched.dirs.iter().any(|s| s.is_racy(taken))
             || broken_mds.iter().any(|s| s.is_racy(taken))
             || watched.sidecars.iter().any(|s| s.is_racy(taken))
@@ -552,7 +577,7 @@ impl Inner {
             sidecars: watched.sidecars,
             racy,
         };
-        (snapshot, discovery)
+        (snapshot, report.then_some(discovery))
     }
 
     async fn dir_of(self: &Arc<Self>, name: &str) -> Result<(Arc<Snapshot>, PathBuf), Error> {

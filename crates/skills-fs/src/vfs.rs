@@ -193,18 +193,215 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
+#[cfg(unix)]
+use listing::list_unix;
+
+#[cfg(unix)]
+mod listing {
+    //! Folder listings on Unix: `openat` and `getdents`, with each entry's
+    //! kind from the listing itself.
+
+    use std::ffi::{OsStr, OsString};
+    use std::io;
+    use std::os::fd::BorrowedFd;
+    use std::os::unix::ffi::OsStrExt as _;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, openat, statat};
+
+    use super::FileKind;
+
+    /// The entries of the folder `path` with their kinds (as `lstat` would
+    /// tell; `None` where even that fails). One `open`, the `getdents` calls
+    /// and one `close`: no `fstat` of the folder, which `opendir` (under
+    /// `std::fs::read_dir`) adds to every listing.
+    pub(super) fn list_unix(path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        let fd = openat(
+            CWD,
+            path,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut dir = Dir::new(fd)?;
+        let entries = collect(dir.by_ref().map(|entry| {
+            entry.map(|e| {
+                let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+                (name, e.file_type())
+            })
+        }))?;
+        let fd = dir.fd()?;
+        Ok(entries
+            .into_iter()
+            .map(|(name, d_type)| {
+                let kind = classify(fd, &name, d_type);
+                (name, kind)
+            })
+            .collect())
+    }
+
+    /// The entries a listing yields, names with their `d_type`, without `.`
+    /// and `..`. An error (anything but the end, which ends the iterator)
+    /// fails the whole listing: a listing cut short would hide entries, so
+    /// the caller treats the folder as unreadable instead.
+    pub(super) fn collect(
+        entries: impl Iterator<Item = rustix::io::Result<(OsString, FileType)>>,
+    ) -> io::Result<Vec<(OsString, FileType)>> {
+        let mut out = Vec::new();
+        for entry in entries {
+            let (name, d_type) = entry?;
+            if name != "." && name != ".." {
+                out.push((name, d_type));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The kind of the entry `name` of the folder `dir`, listed with
+    /// `d_type`. `DT_UNKNOWN` (some XFS, overlay and NFS setups never fill
+    /// it in) falls back to an `lstat` of the entry, as
+    /// `std::fs::DirEntry::file_type` does; `None` when that fails too (the
+    /// entry went away since it was listed).
+    pub(super) fn classify(
+        dir: BorrowedFd<'_>,
+        name: &OsStr,
+        d_type: FileType,
+    ) -> Option<FileKind> {
+        let file_type = match d_type {
+            FileType::Unknown => statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                .ok()
+                .map(|stat| FileType::from_raw_mode(stat.st_mode))?,
+            known => known,
+        };
+        Some(match file_type {
+            FileType::Directory => FileKind::Dir,
+            FileType::RegularFile => FileKind::File,
+            FileType::Symlink => FileKind::Symlink,
+            _ => FileKind::Other,
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #![allow(clippy::unwrap_used)]
+
+        use std::os::fd::AsFd as _;
+
+        use rustix::io::Errno;
+
+        use super::*;
+
+        /// A listing cut short by an error is an error, not a shorter
+        /// listing.
+        #[test]
+        fn an_error_mid_listing_fails_the_listing() {
+            let entries = vec![
+                Ok((OsString::from("."), FileType::Directory)),
+                Ok((OsString::from("a"), FileType::RegularFile)),
+                Err(Errno::IO),
+                Ok((OsString::from("b"), FileType::RegularFile)),
+            ];
+            let err = collect(entries.into_iter()).expect_err("an EIO mid-listing");
+            assert_eq!(err.raw_os_error(), Some(Errno::IO.raw_os_error()));
+            let entries = vec![
+                Ok((OsString::from(".."), FileType::Directory)),
+                Ok((OsString::from("a"), FileType::RegularFile)),
+            ];
+            assert_eq!(
+                collect(entries.into_iter()).unwrap(),
+                [(OsString::from("a"), FileType::RegularFile)]
+            );
+        }
+
+        /// The real thing: `getdents` on a handle that is not a folder fails
+        /// (`ENOTDIR`) on the first read, and so does the listing.
+        #[test]
+        fn a_failing_getdents_fails_the_listing() {
+            let dir = tempfile::tempdir().unwrap();
+            let file = dir.path().join("file");
+            std::fs::write(&file, "not a folder").unwrap();
+            let fd = openat(CWD, &file, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
+            let mut listing = Dir::new(fd).unwrap();
+            let result = collect(listing.by_ref().map(|entry| {
+                entry.map(|e| {
+                    let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+                    (name, e.file_type())
+                })
+            }));
+            let err = result.expect_err("getdents on a file");
+            assert_eq!(err.raw_os_error(), Some(Errno::NOTDIR.raw_os_error()));
+        }
+
+        /// `DT_UNKNOWN` (some XFS, overlay and NFS setups): the kind comes
+        /// from an `lstat` of the entry, as `std::fs::DirEntry::file_type`
+        /// does.
+        #[test]
+        fn an_unknown_d_type_is_classified_by_lstat() {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = tmp.path();
+            std::fs::create_dir(root.join("folder")).unwrap();
+            std::fs::write(root.join("SKILL.md"), "x").unwrap();
+            std::os::unix::fs::symlink("folder", root.join("link")).unwrap();
+            std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
+            let fd = openat(
+                CWD,
+                root,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .unwrap();
+            let kind = |name: &str| classify(fd.as_fd(), OsStr::new(name), FileType::Unknown);
+            assert_eq!(kind("folder"), Some(FileKind::Dir));
+            assert_eq!(kind("SKILL.md"), Some(FileKind::File));
+            assert_eq!(kind("link"), Some(FileKind::Symlink));
+            assert_eq!(kind("dangling"), Some(FileKind::Symlink));
+            // Gone since it was listed: unknown, the caller stats it.
+            assert_eq!(kind("vanished"), None);
+            // A known `d_type` is taken as it is (no `lstat`).
+            assert_eq!(
+                classify(fd.as_fd(), OsStr::new("vanished"), FileType::Directory),
+                Some(FileKind::Dir)
+            );
+            // Through the whole listing, with real `d_type`s.
+            let mut listed = list_unix(root).unwrap();
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(
+                listed,
+                [
+                    (OsString::from("SKILL.md"), Some(FileKind::File)),
+                    (OsString::from("dangling"), Some(FileKind::Symlink)),
+                    (OsString::from("folder"), Some(FileKind::Dir)),
+                    (OsString::from("link"), Some(FileKind::Symlink)),
+                ]
+            );
+        }
+    }
+}
+
 /// The real file system (`std::fs`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealFs;
 
 impl Vfs for RealFs {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        Ok(fs::read_dir(path)?
-            .filter_map(Result::ok)
-            .map(|e| e.file_name())
-            .collect())
+        #[cfg(unix)]
+        {
+            Ok(list_unix(path)?.into_iter().map(|(name, _)| name).collect())
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(fs::read_dir(path)?
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect())
+        }
     }
 
+    #[cfg(unix)]
+    fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        list_unix(path)
+    }
+
+    #[cfg(not(unix))]
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
         // The kind comes with the entry (`d_type`) on most file systems.
         Ok(fs::read_dir(path)?

@@ -243,3 +243,95 @@ fn an_unreadable_skill_md_is_an_error() {
     );
     assert!(!found.is_valid());
 }
+
+/// [`RealFs`] as a file system that folds case with Unicode rules (ext4's
+/// casefold, APFS) sees one folder: `SKILL.md` opens `ſkill.md` (U+017F
+/// LATIN SMALL LETTER LONG S folds to `s`) when only that exists.
+#[derive(Debug)]
+struct FoldFs;
+
+impl FoldFs {
+    fn fold(path: &Path) -> PathBuf {
+        let folded = path.with_file_name("\u{17f}kill.md");
+        if path.file_name().is_some_and(|n| n == "SKILL.md")
+            && std::fs::symlink_metadata(path).is_err()
+            && std::fs::symlink_metadata(&folded).is_ok()
+        {
+            folded
+        } else {
+            path.to_path_buf()
+        }
+    }
+}
+
+impl Vfs for FoldFs {
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        RealFs.read_dir(path)
+    }
+    fn read_dir_kinds(
+        &self,
+        path: &Path,
+    ) -> io::Result<Vec<(OsString, Option<skills_fs::FileKind>)>> {
+        RealFs.read_dir_kinds(path)
+    }
+    fn metadata(&self, path: &Path) -> io::Result<FileStat> {
+        RealFs.metadata(&Self::fold(path))
+    }
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
+        RealFs.symlink_metadata(&Self::fold(path))
+    }
+    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        RealFs.read(&Self::fold(path), cap)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        RealFs.canonicalize(&Self::fold(path))
+    }
+}
+
+/// A skill folder whose `SKILL.md` is listed under a name that only a
+/// Unicode case fold matches is found, as a `stat` of `SKILL.md` finds it;
+/// the listing alone (folding ASCII only) would miss it.
+#[test]
+fn a_skill_md_matched_only_by_a_unicode_case_fold_is_found() {
+    let root = Root::new();
+    root.write(
+        "folded/\u{17f}kill.md",
+        "---\nname: folded\ndescription: Found through case folding. Use it.\n---\nBody.\n",
+    );
+    let fs = SkillFs::with_vfs(Arc::new(FoldFs), FsOptions::default());
+    let found = fs.discover(&[root.path()]);
+    assert_eq!(
+        names(&found),
+        ["folded", "good"],
+        "{:#?}",
+        found.diagnostics
+    );
+}
+
+/// A folder whose listing has a name that is not ASCII costs a `stat` of
+/// `SKILL.md` (only the file system knows how it folds case), but is still
+/// listed once: the listing that asked is the one searched.
+#[test]
+fn a_non_ascii_name_asks_a_stat_and_the_folder_is_listed_once() {
+    let root = Root::new();
+    root.write("group/caf\u{e9}.txt", "not a skill\n");
+    root.skill("group/inner", "Inner.");
+    let counting = Arc::new(skills_fs::CountingFs::new(RealFs));
+    let fs = SkillFs::with_vfs(counting.clone(), FsOptions::default());
+    let found = fs.discover(&[root.path()]);
+    assert_eq!(names(&found), ["good", "inner"]);
+    let counts = counting.counts();
+    let group = root.join("group");
+    assert_eq!(
+        counts.on(skills_fs::FsOp::ReadDir, &group),
+        1,
+        "{:#?}",
+        counts.calls
+    );
+    assert_eq!(
+        counts.on(skills_fs::FsOp::Metadata, &group.join("SKILL.md")),
+        1,
+        "{:#?}",
+        counts.calls
+    );
+}

@@ -658,3 +658,159 @@ fn layered_view_over_fs_layers_notices_a_change_after_the_cooldown() {
     f.after_cooldown();
     assert_eq!(names(&layered), ["alpha", "beta", "good"]);
 }
+
+/// [`RealFs`], except that the first failed read of `target` rewrites it in
+/// place, as an author's fix landing between that read and whatever the
+/// scan does next: new contents, the old modification time (a copy that
+/// keeps times, or a write within one timestamp tick).
+#[derive(Debug)]
+struct FixAfterFailedRead {
+    target: PathBuf,
+    fixed: String,
+    done: std::sync::atomic::AtomicBool,
+}
+
+impl FixAfterFailedRead {
+    fn fix_once(&self) {
+        if self.done.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return;
+        }
+        let past = fs::metadata(&self.target)
+            .and_then(|m| m.modified())
+            .expect("mtime");
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&self.target)
+            .expect("open for the fix");
+        io::Write::write_all(&mut &file, self.fixed.as_bytes()).expect("write the fix");
+        file.set_times(FileTimes::new().set_modified(past).set_accessed(past))
+            .expect("keep the old mtime");
+    }
+}
+
+impl Vfs for FixAfterFailedRead {
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        RealFs.read_dir(path)
+    }
+    fn read_dir_kinds(
+        &self,
+        path: &Path,
+    ) -> io::Result<Vec<(OsString, Option<skills_fs::FileKind>)>> {
+        RealFs.read_dir_kinds(path)
+    }
+    fn metadata(&self, path: &Path) -> io::Result<FileStat> {
+        RealFs.metadata(path)
+    }
+    fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat> {
+        RealFs.symlink_metadata(path)
+    }
+    fn read(&self, path: &Path, cap: u64) -> io::Result<Vec<u8>> {
+        RealFs.read(path, cap)
+    }
+    fn canonicalize(&self, path: &Path) -> io::Result<PathBuf> {
+        RealFs.canonicalize(path)
+    }
+    fn read_beneath(
+        &self,
+        root: &Path,
+        rel: &skills_core::ResourcePath,
+        cap: u64,
+    ) -> io::Result<(FileStat, Vec<u8>)> {
+        let read = RealFs.read_beneath(root, rel, cap);
+        if read.is_err() && root.join(rel.as_str()) == self.target {
+            self.fix_once();
+        }
+        read
+    }
+    fn stat_beneath(
+        &self,
+        root: &Path,
+        rel: Option<&skills_core::ResourcePath>,
+    ) -> io::Result<FileStat> {
+        RealFs.stat_beneath(root, rel)
+    }
+    fn read_dir_beneath(
+        &self,
+        root: &Path,
+        rel: Option<&skills_core::ResourcePath>,
+    ) -> io::Result<Vec<OsString>> {
+        RealFs.read_dir_beneath(root, rel)
+    }
+}
+
+/// A `SKILL.md` that could not be read, fixed in place right after the
+/// failed read with its modification time kept: the stamp of the broken
+/// skill must describe the file as it was before the read that decided its
+/// fate, so the fix is seen (here at once, at the latest after the
+/// cooldown), never cached away as "unchanged".
+#[test]
+fn skill_md_fixed_right_after_a_failed_read_is_not_cached_as_broken() {
+    let cap = 256;
+    let root = Root::new();
+    let md = root.write(
+        "fixme/SKILL.md",
+        format!(
+            "---\nname: fixme\ndescription: Too large for now.\n---\n{}\n",
+            "x".repeat(2 * cap)
+        ),
+    );
+    backdate(&root.path());
+    let fs = Arc::new(FixAfterFailedRead {
+        target: md,
+        fixed: skill_md("fixme", "Fixed. Use it now.", "Small again."),
+        done: std::sync::atomic::AtomicBool::new(false),
+    });
+    let clock = Arc::new(ManualClock::new());
+    let env = FsEnv::default()
+        .with_vfs(fs.clone())
+        .with_clock(clock.clone());
+    let options = FsOptions::default().with_max_skill_md_bytes(cap as u64);
+    let provider = FsProvider::with_env([root.path()], options, env);
+    assert!(
+        fs.done.load(std::sync::atomic::Ordering::SeqCst),
+        "the scan read the oversized SKILL.md"
+    );
+    clock.advance(COOLDOWN);
+    assert_eq!(names(&provider), ["fixme", "good"]);
+    clock.advance(COOLDOWN);
+    assert_eq!(names(&provider), ["fixme", "good"]);
+    assert_eq!(get(&provider, "fixme").expect("get").body, "Small again.");
+}
+
+/// The same for `agents/openai.yaml`: an oversized one is ignored with a
+/// warning, and a fix landing right after the failed read (mtime kept) must
+/// not be stamped as the ignored state.
+#[test]
+fn openai_yaml_fixed_right_after_a_failed_read_is_not_cached_as_ignored() {
+    let root = Root::new();
+    root.skill("codexy", "Body.");
+    let padding = "#".repeat(usize::try_from(skills_fs::MAX_OPENAI_YAML_BYTES).expect("cap") + 1);
+    let yaml = root.write(
+        "codexy/agents/openai.yaml",
+        format!("interface:\n  display_name: \"Big\"\n{padding}\n"),
+    );
+    backdate(&root.path());
+    let fs = Arc::new(FixAfterFailedRead {
+        target: yaml,
+        fixed: "interface:\n  display_name: \"Fixed Title\"\n".to_owned(),
+        done: std::sync::atomic::AtomicBool::new(false),
+    });
+    let clock = Arc::new(ManualClock::new());
+    let env = FsEnv::default()
+        .with_vfs(fs.clone())
+        .with_clock(clock.clone());
+    let provider = FsProvider::with_env([root.path()], FsOptions::default(), env);
+    assert!(
+        fs.done.load(std::sync::atomic::Ordering::SeqCst),
+        "the scan read the oversized openai.yaml"
+    );
+    let title = || {
+        let catalog = block_on(provider.list()).expect("list");
+        catalog.get("codexy").expect("listed").title.clone()
+    };
+    clock.advance(COOLDOWN);
+    assert_eq!(title().as_deref(), Some("Fixed Title"));
+    clock.advance(COOLDOWN);
+    assert_eq!(title().as_deref(), Some("Fixed Title"));
+}
