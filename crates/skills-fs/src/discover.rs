@@ -195,27 +195,37 @@ pub(crate) fn discover_watched_with(
     options: &FsOptions,
     bodies: bool,
 ) -> Watched {
-    let mut walk = Walk {
-        vfs,
-        options,
-        out: Discovery::default(),
-        visited: HashSet::new(),
-        dirs_seen: 0,
-        skipped: Skipped::default(),
-        dirs: Vec::new(),
-        pending: Vec::new(),
-        files: Vec::new(),
-    };
     let _span = tracing::debug_span!("discover", roots = roots.len()).entered();
-    for root in roots {
-        walk.root(root);
-    }
-    walk.report_skipped();
-    let pending = std::mem::take(&mut walk.pending);
-    let loaded = load_all(vfs, options, &pending, bodies);
+    // The skills found so far are read and parsed on other threads while the
+    // walk lists the next folders.
+    let ((mut out, dirs, dirs_seen), loaded) = crate::parallel::map_streamed(
+        |feed| {
+            let mut sink = |found: Vec<Pending>| feed.send(found);
+            let mut walk = Walk {
+                vfs,
+                options,
+                out: Discovery::default(),
+                visited: HashSet::new(),
+                dirs_seen: 0,
+                skipped: Skipped::default(),
+                dirs: Vec::new(),
+                pending: Vec::new(),
+                sent: 0,
+                sink: &mut sink,
+                files: Vec::new(),
+            };
+            for root in roots {
+                walk.root(root);
+            }
+            walk.report_skipped();
+            walk.flush(0);
+            (walk.out, walk.dirs, walk.dirs_seen)
+        },
+        |p| load_one(vfs, options, p, bodies),
+    );
     let mut skill_mds = Vec::with_capacity(loaded.len());
     let mut sidecars = Vec::new();
-    for (loaded, found) in loaded.into_iter().zip(pending) {
+    for (found, loaded) in loaded {
         // A Markdown file at the top level that is not a skill.
         let Some(mut loaded) = loaded else {
             continue;
@@ -224,18 +234,14 @@ pub(crate) fn discover_watched_with(
             document.metadata.path = Some(found.path.clone());
         }
         loaded.skill.path = Some(found.path);
-        walk.out.skills.push(loaded.skill);
+        out.skills.push(loaded.skill);
         skill_mds.push(loaded.md);
         sidecars.extend(loaded.sidecar);
     }
-    tracing::debug!(
-        skills = walk.out.skills.len(),
-        folders = walk.dirs_seen,
-        "discovered"
-    );
+    tracing::debug!(skills = out.skills.len(), folders = dirs_seen, "discovered");
     Watched {
-        discovery: walk.out,
-        dirs: walk.dirs,
+        discovery: out,
+        dirs,
         skill_mds,
         sidecars,
     }
@@ -263,33 +269,25 @@ pub(crate) struct LoadedMd {
     pub(crate) sidecar: Option<Stamp>,
 }
 
-/// Reads and parses every pending skill, in order, on one thread per core when
-/// there are many (see [`crate::parallel::map`]): the result is the same as
-/// loading them one by one. `None` for a Markdown file that is not a skill.
-/// Without `bodies`, documents come back with empty bodies.
-fn load_all(
-    vfs: &dyn Vfs,
-    options: &FsOptions,
-    pending: &[Pending],
-    bodies: bool,
-) -> Vec<Option<LoadedMd>> {
-    crate::parallel::map(pending, |p| {
-        let mut loaded = match p.agents {
-            Some(hint) => Some(load_skill_md(
-                vfs,
-                &p.dir,
-                p.md.clone(),
-                p.stat,
-                hint,
-                options,
-            )),
-            None => load_skill_file(vfs, &p.dir, p.stat, options),
-        };
-        if !bodies && let Some(document) = loaded.as_mut().and_then(|l| l.skill.document.as_mut()) {
-            document.body = String::new();
-        }
-        loaded
-    })
+/// Reads and parses one skill the walk found; `None` for a Markdown file
+/// that is not a skill. Without `bodies`, the document comes back with an
+/// empty body.
+fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: &Pending, bodies: bool) -> Option<LoadedMd> {
+    let mut loaded = match p.agents {
+        Some(hint) => Some(load_skill_md(
+            vfs,
+            &p.dir,
+            p.md.clone(),
+            p.stat,
+            hint,
+            options,
+        )),
+        None => load_skill_file(vfs, &p.dir, p.stat, options),
+    };
+    if !bodies && let Some(document) = loaded.as_mut().and_then(|l| l.skill.document.as_mut()) {
+        document.body = String::new();
+    }
+    loaded
 }
 
 /// Finds the `SKILL.md` of a folder (`skill.md` as a fallback), through `vfs`.
@@ -625,6 +623,9 @@ pub(crate) fn read_stamped(
     vfs.read_beneath(dir, rel, cap).map_err(|err| (before, err))
 }
 
+/// How many found skills the walk gathers before handing them over.
+const FLUSH_AT: usize = 16;
+
 struct Walk<'a> {
     vfs: &'a dyn Vfs,
     options: &'a FsOptions,
@@ -633,8 +634,13 @@ struct Walk<'a> {
     dirs_seen: usize,
     skipped: Skipped,
     dirs: Vec<Stamp>,
-    /// Skill folders found, loaded after the walk (in parallel when many).
+    /// Skill folders found and not yet handed to `sink`.
     pending: Vec<Pending>,
+    /// How many were handed to `sink` (the index of `pending[0]`).
+    sent: usize,
+    /// Takes found skills, in order, to be read and parsed while the walk
+    /// goes on.
+    sink: &'a mut dyn FnMut(Vec<Pending>),
     /// The current root's candidate single-file skills, queued after its
     /// folders.
     files: Vec<Pending>,
@@ -700,8 +706,26 @@ impl Walk<'_> {
         }
     }
 
-    /// Queues the skill folder `dir` for loading; returns its index in
-    /// `pending`.
+    /// Hands the skills found so far to `sink` once there are at least
+    /// `min` of them. Only called where every one is complete: between two
+    /// entries of a folder being searched, and at the end.
+    fn flush(&mut self, min: usize) {
+        if !self.pending.is_empty() && self.pending.len() >= min {
+            let found = std::mem::take(&mut self.pending);
+            self.sent += found.len();
+            (self.sink)(found);
+        }
+    }
+
+    /// The found skill [`Walk::load`] numbered `at`, while it is not yet
+    /// handed over (always, where it is asked for).
+    fn pending_mut(&mut self, at: usize) -> Option<&mut Pending> {
+        let i = at.checked_sub(self.sent)?;
+        self.pending.get_mut(i)
+    }
+
+    /// Queues the skill folder `dir` for loading; returns its number (its
+    /// index among all found skills).
     fn load(&mut self, dir: &Path, path: &str, md: PathBuf, stat: Option<FileStat>) -> usize {
         self.pending.push(Pending {
             dir: dir.to_path_buf(),
@@ -710,7 +734,7 @@ impl Walk<'_> {
             stat,
             agents: Some(AgentsHint::Unknown),
         });
-        self.pending.len() - 1
+        self.sent + self.pending.len() - 1
     }
 
     /// Queues the Markdown file `file` at the root's top level (named `name`,
@@ -793,6 +817,8 @@ impl Walk<'_> {
         tracing::trace!(folder = %dir.display(), entries = names.len(), "searching");
         let mut found = 0;
         for name in names {
+            // Every skill found under the entries before is complete.
+            self.flush(FLUSH_AT);
             let path = dir.join(&name);
             let text = name.to_str();
             if let Some(text) = text
@@ -848,7 +874,9 @@ impl Walk<'_> {
                 let manifest = manifest_in(&entries);
                 if let Manifest::Found(md) = manifest {
                     let at = self.load(&path, &child_rel, path.join(md), None);
-                    self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                    if let Some(found) = self.pending_mut(at) {
+                        found.agents = Some(AgentsHint::from_listing(&entries));
+                    }
                     found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
                     continue;
                 }
@@ -894,7 +922,9 @@ impl Walk<'_> {
         }
         match self.vfs.read_dir_kinds(skill) {
             Ok(entries) => {
-                self.pending[at].agents = Some(AgentsHint::from_listing(&entries));
+                if let Some(found) = self.pending_mut(at) {
+                    found.agents = Some(AgentsHint::from_listing(&entries));
+                }
                 self.nested(skill, entries, depth, rel)
             }
             Err(err) => {
@@ -954,7 +984,9 @@ impl Walk<'_> {
             });
             if let Some(md) = manifest {
                 let at = self.load(&path, &child_rel, path.join(md), None);
-                self.pending[at].agents = Some(AgentsHint::from_listing(&children));
+                if let Some(found) = self.pending_mut(at) {
+                    found.agents = Some(AgentsHint::from_listing(&children));
+                }
                 found += 1;
             }
             if depth < self.options.max_depth {

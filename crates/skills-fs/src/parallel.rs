@@ -1,8 +1,14 @@
-//! Order-preserving parallel map over a slice, for the CPU- and syscall-bound
-//! loops of discovery and lint (thousands of small files): contiguous chunks on
-//! scoped threads, one per available core. Written by hand because it is forty
-//! lines over `std::thread::scope`; a work-stealing pool (rayon) would add a
-//! global thread pool to every embedder for two loops.
+//! Order-preserving parallel maps for the CPU- and syscall-bound loops of
+//! discovery and lint (thousands of small files), on scoped threads, one per
+//! available core: [`map`] over a slice (contiguous chunks), and
+//! [`map_streamed`] over items a producer hands over while it is still
+//! finding them (discovery's walk: the skills found so far are read and
+//! parsed while the walk lists the next folders). Written by hand because
+//! each is a few dozen lines over `std::thread::scope` and a channel; a
+//! work-stealing pool (rayon) would add a global thread pool to every
+//! embedder for two loops.
+
+use std::sync::{Mutex, PoisonError, mpsc};
 
 /// Fewer items than this run on the calling thread.
 pub(crate) const PARALLEL_MIN_ITEMS: usize = 64;
@@ -20,10 +26,7 @@ where
     R: Send,
     F: Fn(&T) -> R + Sync,
 {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(MAX_THREADS)
-        .min(items.len() / PARALLEL_MIN_ITEMS);
+    let threads = threads().min(items.len() / PARALLEL_MIN_ITEMS);
     map_on(items, threads, f)
 }
 
@@ -65,6 +68,141 @@ where
     })
 }
 
+/// Items a worker takes from the queue at a time in [`map_streamed`].
+const STREAM_BATCH: usize = 16;
+
+/// The threads [`map`] and [`map_streamed`] use for a large input: one per
+/// available core, at most [`MAX_THREADS`].
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_THREADS)
+}
+
+/// Where a [`map_streamed`] producer hands over its items, in order.
+pub(crate) struct Feed<'a, T> {
+    send: &'a mut dyn FnMut(Vec<T>),
+}
+
+impl<T> Feed<'_, T> {
+    /// Hands over `items`, after every item handed over before.
+    pub(crate) fn send(&mut self, items: Vec<T>) {
+        if !items.is_empty() {
+            (self.send)(items);
+        }
+    }
+}
+
+/// Runs `produce`, which hands items to its [`Feed`] as it finds them, and
+/// maps every item with `f` meanwhile: once [`PARALLEL_MIN_ITEMS`] items have
+/// come, worker threads (one fewer than [`map`] would use: the producer keeps
+/// its own) take them in batches of [`STREAM_BATCH`]; when `produce`
+/// returns, the calling thread joins them. Returns what `produce` returned,
+/// and every item with its result, in the order the items were handed over:
+/// the same as mapping them one by one afterwards. Fewer items, or one core,
+/// are mapped after `produce` returns, like [`map`]. A panic in `f` is
+/// re-raised on the calling thread.
+pub(crate) fn map_streamed<T, R, O, P, F>(produce: P, f: F) -> (O, Vec<(T, R)>)
+where
+    T: Send + Sync,
+    R: Send,
+    P: FnOnce(&mut Feed<'_, T>) -> O,
+    F: Fn(&T) -> R + Sync,
+{
+    map_streamed_on(threads().saturating_sub(1), produce, f)
+}
+
+/// [`map_streamed`] with `workers` worker threads besides the producer's.
+fn map_streamed_on<T, R, O, P, F>(workers: usize, produce: P, f: F) -> (O, Vec<(T, R)>)
+where
+    T: Send + Sync,
+    R: Send,
+    P: FnOnce(&mut Feed<'_, T>) -> O,
+    F: Fn(&T) -> R + Sync,
+{
+    let (tx, rx) = mpsc::channel::<(usize, Vec<T>)>();
+    let queue = Mutex::new(rx);
+    let parent = tracing::Span::current();
+    let (f, queue, parent) = (&f, &queue, &parent);
+    std::thread::scope(|scope| {
+        let mut held: Vec<T> = Vec::new();
+        let mut next = 0;
+        let mut handles = Vec::new();
+        let mut dispatch = |items: Vec<T>, handles: &mut Vec<_>| {
+            held.extend(items);
+            if handles.is_empty() && (workers == 0 || held.len() < PARALLEL_MIN_ITEMS) {
+                return;
+            }
+            if handles.is_empty() {
+                for _ in 0..workers {
+                    handles.push(scope.spawn(move || {
+                        let _entered = parent.enter();
+                        drain(queue, f)
+                    }));
+                }
+            }
+            let mut items = std::mem::take(&mut held).into_iter().peekable();
+            while items.peek().is_some() {
+                let batch: Vec<T> = items.by_ref().take(STREAM_BATCH).collect();
+                let start = next;
+                next += batch.len();
+                // The receiver lives until the scope ends; a send cannot fail.
+                let _ = tx.send((start, batch));
+            }
+        };
+        let out = {
+            let mut send = |items: Vec<T>| dispatch(items, &mut handles);
+            let mut feed = Feed { send: &mut send };
+            produce(&mut feed)
+        };
+        if handles.is_empty() {
+            drop(tx);
+            let held = std::mem::take(&mut held);
+            let results = map(&held, f);
+            return (out, held.into_iter().zip(results).collect());
+        }
+        drop(tx);
+        let mut parts = drain(queue, f);
+        for handle in handles {
+            match handle.join() {
+                Ok(part) => parts.extend(part),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        parts.sort_unstable_by_key(|(start, _)| *start);
+        let done = parts.into_iter().flat_map(|(_, part)| part).collect();
+        (out, done)
+    })
+}
+
+/// A [`map_streamed`] worker: maps batches from `queue` until it is closed
+/// and empty; each batch comes back with its start index.
+fn drain<T, R, F>(
+    queue: &Mutex<mpsc::Receiver<(usize, Vec<T>)>>,
+    f: &F,
+) -> Vec<(usize, Vec<(T, R)>)>
+where
+    F: Fn(&T) -> R,
+{
+    let mut done = Vec::new();
+    loop {
+        // A worker that panicked while holding the lock is re-raised at the
+        // join; the queue itself is still sound.
+        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok((start, batch)) = next else {
+            return done;
+        };
+        let part = batch
+            .into_iter()
+            .map(|item| {
+                let result = f(&item);
+                (item, result)
+            })
+            .collect();
+        done.push((start, part));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +224,74 @@ mod tests {
                 "{len}"
             );
         }
+    }
+
+    #[test]
+    fn streamed_keeps_the_order_whatever_the_batches() {
+        let cases = [
+            (0, 1),
+            (5, 2),
+            (PARALLEL_MIN_ITEMS - 1, 7),
+            (1_000, 1),
+            (10_000, 33),
+        ];
+        for ((len, batch), workers) in cases.into_iter().flat_map(|c| [(c, 0), (c, 1), (c, 3)]) {
+            let items: Vec<usize> = (0..len).collect();
+            let (sent, done) = map_streamed_on(
+                workers,
+                |feed| {
+                    for part in items.chunks(batch) {
+                        feed.send(part.to_vec());
+                    }
+                    feed.send(Vec::new());
+                    len
+                },
+                |i| i * 2,
+            );
+            assert_eq!(sent, len);
+            let expected: Vec<(usize, usize)> = items.iter().map(|&i| (i, i * 2)).collect();
+            assert_eq!(
+                done, expected,
+                "{len} in batches of {batch}, {workers} workers"
+            );
+        }
+    }
+
+    #[test]
+    fn streamed_maps_while_the_producer_is_still_producing() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let mapped = AtomicUsize::new(0);
+        let (seen, done) = map_streamed_on(
+            1,
+            |feed| {
+                feed.send((0..PARALLEL_MIN_ITEMS * 2).collect());
+                // Wait (bounded) until a worker mapped something.
+                for _ in 0..2_000 {
+                    if mapped.load(Ordering::SeqCst) > 0 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                mapped.load(Ordering::SeqCst)
+            },
+            |i| {
+                mapped.fetch_add(1, Ordering::SeqCst);
+                *i
+            },
+        );
+        assert!(seen > 0, "no item was mapped before the producer returned");
+        assert_eq!(done.len(), PARALLEL_MIN_ITEMS * 2);
+    }
+
+    #[test]
+    fn streamed_re_raises_a_panic() {
+        let result = std::panic::catch_unwind(|| {
+            map_streamed_on(
+                2,
+                |feed| feed.send((0..PARALLEL_MIN_ITEMS * 4).collect::<Vec<usize>>()),
+                |i| assert!(*i != 100, "item 100"),
+            )
+        });
+        assert!(result.is_err());
     }
 }

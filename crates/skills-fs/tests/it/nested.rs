@@ -164,3 +164,56 @@ fn a_name_used_twice_keeps_the_first_found() {
         ]
     );
 }
+
+/// A library large enough that its skills are read while the walk goes on
+/// (handed over in batches): the order, the nested skills and what each
+/// folder's listing told (its `agents/openai.yaml`) come out as one walk
+/// then one read of each would give.
+#[test]
+fn a_large_library_read_during_the_walk_keeps_the_walk_order() {
+    let root = Root::new();
+    let mut expected = Vec::new();
+    for i in 0..400 {
+        if i % 40 == 7 {
+            // A folder of skills, not a skill itself.
+            let name = format!("c{i:03}/k{i:03}");
+            root.skill(&name, "In a category.");
+            expected.push(name);
+            continue;
+        }
+        let name = format!("s{i:03}");
+        root.skill(&name, "Flat.");
+        expected.push(name.clone());
+        if i % 25 == 3 {
+            let inner = format!("{name}/in{i:03}");
+            root.skill(&inner, "Nested.");
+            expected.push(inner);
+        }
+        if i % 50 == 11 {
+            root.write(
+                &format!("{name}/agents/openai.yaml"),
+                "policy:\n  allow_implicit_invocation: false\n",
+            );
+        }
+    }
+    // The walk's order: names in byte order, each skill before the skills
+    // inside it (and `Root`'s own `good`).
+    expected.push("good".to_owned());
+    expected.sort();
+    let found = SkillFs::default().discover(&[root.path()]);
+    let paths: Vec<&str> = found
+        .skills
+        .iter()
+        .map(|s| s.path.as_deref().unwrap_or("?"))
+        .collect();
+    assert_eq!(paths, expected);
+    let provider = root.provider();
+    let catalog = block_on(provider.list()).expect("list");
+    for i in (0..400).filter(|i| i % 40 != 7) {
+        let meta = catalog.get(&format!("s{i:03}")).expect("listed");
+        let manual = (i % 50 == 11).then_some(false);
+        assert_eq!(meta.extensions.allow_implicit_invocation, manual, "s{i:03}");
+    }
+    let diagnostics = block_on(provider.diagnostics());
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
