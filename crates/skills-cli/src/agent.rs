@@ -99,24 +99,7 @@ fn attachments(paths: &[std::path::PathBuf]) -> Result<Vec<Attachment>, Failure>
     paths
         .iter()
         .map(|path| {
-            let bad = |why: String| Failure::usage(format!("--attach {}: {why}", path.display()));
-            let meta = std::fs::metadata(path).map_err(|err| bad(err.to_string()))?;
-            if !meta.is_file() {
-                return Err(bad("not a regular file".to_owned()));
-            }
-            if meta.len() > MAX_ATTACH_BYTES {
-                return Err(bad(format!(
-                    "{} bytes; attachments are at most {MAX_ATTACH_BYTES} bytes",
-                    meta.len()
-                )));
-            }
-            let mut bytes = Vec::new();
-            std::fs::File::open(path)
-                .and_then(|file| file.take(MAX_ATTACH_BYTES + 1).read_to_end(&mut bytes))
-                .map_err(|err| bad(err.to_string()))?;
-            if bytes.len() as u64 > MAX_ATTACH_BYTES {
-                return Err(bad("grew past the attachment limit while read".to_owned()));
-            }
+            let bytes = crate::input::read_file(path, MAX_ATTACH_BYTES, "--attach")?;
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())

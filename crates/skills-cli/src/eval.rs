@@ -18,7 +18,7 @@
 //! (a bad flag value, an unreadable or malformed file, a skill the catalog
 //! does not have).
 
-use std::io::{self, IsTerminal as _, Read as _, Write};
+use std::io::{self, IsTerminal as _, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -512,33 +512,10 @@ fn seconds(flag: &str, secs: u64) -> Result<Duration, Failure> {
     Ok(Duration::from_secs(secs))
 }
 
-/// Reads the text file at `path` (at most [`MAX_INPUT_BYTES`]); `what`
-/// names it in errors.
+/// Reads the text file at `path` (at most [`MAX_INPUT_BYTES`], 16 MiB);
+/// `what` names it in errors.
 fn read_capped(path: &Path, what: &str) -> Result<String, Failure> {
-    let bad = |why: String| {
-        Failure::usage(format!(
-            "{what} {}: {why}",
-            text::line(&path.display().to_string())
-        ))
-    };
-    let meta = std::fs::metadata(path).map_err(|err| bad(err.to_string()))?;
-    if !meta.is_file() {
-        return Err(bad("not a regular file".to_owned()));
-    }
-    if meta.len() > MAX_INPUT_BYTES {
-        return Err(bad(format!(
-            "{} bytes; at most {MAX_INPUT_BYTES} bytes (16 MiB) are read",
-            meta.len()
-        )));
-    }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|file| file.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|err| bad(err.to_string()))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(bad(format!("grew past {MAX_INPUT_BYTES} bytes while read")));
-    }
-    String::from_utf8(bytes).map_err(|_| bad("not UTF-8".to_owned()))
+    crate::input::read_text(path, MAX_INPUT_BYTES, what)
 }
 
 /// Reads a `--baseline`: a trigger report, or the `{"report", "comparison"}`
@@ -668,25 +645,6 @@ mod tests {
         let err = read_baseline(&bad).err().unwrap();
         assert_eq!(err.code, 2);
         assert!(err.message.contains("--baseline"), "{}", err.message);
-    }
-
-    #[test]
-    fn input_files_must_be_regular_utf8_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let err = read_capped(dir.path(), "--queries").err().unwrap();
-        assert!(
-            err.message.contains("not a regular file"),
-            "{}",
-            err.message
-        );
-        let latin1 = dir.path().join("latin1.json");
-        std::fs::write(&latin1, b"[\"caf\xe9\"]").unwrap();
-        let err = read_capped(&latin1, "--queries").err().unwrap();
-        assert!(err.message.contains("not UTF-8"), "{}", err.message);
-        assert_eq!(err.code, 2);
-        let ok = dir.path().join("ok.json");
-        std::fs::write(&ok, "[]").unwrap();
-        assert_eq!(read_capped(&ok, "--queries").ok().unwrap(), "[]");
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod config;
 mod eval;
 mod failure;
 mod index;
+mod input;
 mod list;
 mod lock;
 mod logging;

@@ -66,11 +66,7 @@ fn needs_escape(c: char, keep_newlines: bool) -> bool {
     if keep_newlines && (c == '\n' || c == '\t') {
         return false;
     }
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
+    skills_core::is_display_unsafe(c)
 }
 
 fn escape(text: &str, keep_newlines: bool) -> Cow<'_, str> {

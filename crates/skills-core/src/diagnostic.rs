@@ -323,11 +323,7 @@ impl Excerpt {
 
 /// Replaces characters that must not reach a terminal verbatim.
 fn printable(c: char) -> char {
-    let bidi = matches!(
-        c,
-        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    );
-    if c.is_control() || bidi {
+    if crate::display::is_display_unsafe(c) {
         '\u{fffd}'
     } else {
         c

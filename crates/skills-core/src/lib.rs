@@ -40,6 +40,7 @@
 
 mod catalog;
 mod diagnostic;
+mod display;
 mod docs;
 mod error;
 mod frontmatter;
@@ -62,6 +63,7 @@ pub use catalog::{
     TokenCounter, escape_xml, estimate_tokens,
 };
 pub use diagnostic::{Code, Diagnostic, Excerpt, Severity};
+pub use display::{escape_html, is_display_unsafe};
 pub use docs::{
     DOC_EXTENSIONS, REFERENCES_DIR, docs_in, find_doc, is_doc, list_docs, read_doc, read_doc_range,
 };

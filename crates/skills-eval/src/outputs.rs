@@ -25,7 +25,7 @@ use skills_workspace::{RunRequest, SessionId, WorkspaceErrorKind, WorkspaceRunti
 
 use crate::error::{EvalError, EvalErrorKind};
 use crate::evalset::{Assertion, EvalCase, EvalSet};
-use crate::triggers::list_or_none;
+use crate::triggers::{check_run_settings, list_or_none};
 use crate::usage::UsageTotals;
 
 /// Default runs per case.
@@ -120,25 +120,7 @@ impl OutputEval {
     }
 
     async fn check(&self, set: &EvalSet) -> Result<(), EvalError> {
-        if !(1..=crate::MAX_RUNS).contains(&self.runs) {
-            return Err(config(format!(
-                "runs is {}; use 1 to {}",
-                self.runs,
-                crate::MAX_RUNS
-            )));
-        }
-        if !(1..=crate::MAX_CONCURRENCY).contains(&self.concurrency) {
-            return Err(config(format!(
-                "concurrency is {}; use 1 to {}",
-                self.concurrency,
-                crate::MAX_CONCURRENCY
-            )));
-        }
-        if self.max_steps == 0 {
-            return Err(config(
-                "max_steps is 0; a run needs at least one model call",
-            ));
-        }
+        check_run_settings(self.runs, self.concurrency, self.max_steps)?;
         if set.evals.is_empty() {
             return Err(EvalError::new(
                 EvalErrorKind::Input,

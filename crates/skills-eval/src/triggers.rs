@@ -138,28 +138,12 @@ impl TriggerEval {
     }
 
     fn check(&self, set: &QuerySet) -> Result<(), EvalError> {
-        if !(1..=MAX_RUNS).contains(&self.runs) {
-            return Err(config(format!(
-                "runs is {}; use 1 to {MAX_RUNS}",
-                self.runs
-            )));
-        }
-        if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
-            return Err(config(format!(
-                "concurrency is {}; use 1 to {MAX_CONCURRENCY}",
-                self.concurrency
-            )));
-        }
+        check_run_settings(self.runs, self.concurrency, self.max_steps)?;
         if !(0.0..=1.0).contains(&self.threshold) || self.threshold == 0.0 {
             return Err(config(format!(
                 "threshold is {}; use a share above 0 and at most 1",
                 self.threshold
             )));
-        }
-        if self.max_steps == 0 {
-            return Err(config(
-                "max_steps is 0; a run needs at least one model call",
-            ));
         }
         if set.is_empty() {
             return Err(EvalError::new(
@@ -716,6 +700,29 @@ fn ratio(part: u32, whole: u32) -> Option<f64> {
 
 fn config(message: impl Into<String>) -> EvalError {
     EvalError::new(EvalErrorKind::Config, message)
+}
+
+/// The settings both evals share, checked before any model call: runs and
+/// concurrency within their caps, and at least one model call per run.
+pub(crate) fn check_run_settings(
+    runs: u32,
+    concurrency: usize,
+    max_steps: usize,
+) -> Result<(), EvalError> {
+    if !(1..=MAX_RUNS).contains(&runs) {
+        return Err(config(format!("runs is {runs}; use 1 to {MAX_RUNS}")));
+    }
+    if !(1..=MAX_CONCURRENCY).contains(&concurrency) {
+        return Err(config(format!(
+            "concurrency is {concurrency}; use 1 to {MAX_CONCURRENCY}"
+        )));
+    }
+    if max_steps == 0 {
+        return Err(config(
+            "max_steps is 0; a run needs at least one model call",
+        ));
+    }
+    Ok(())
 }
 
 pub(crate) fn list_or_none(names: &[String]) -> String {

@@ -11,21 +11,7 @@ use super::budget::Unit;
 
 /// Escapes `text` for HTML text and attribute values.
 fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    skills_core::escape_html(text)
 }
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:70em}\

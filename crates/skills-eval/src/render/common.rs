@@ -11,20 +11,6 @@ use crate::usage::UsageTotals;
 /// Longest query or message shown in a table row, in characters.
 pub(super) const CLIP: usize = 80;
 
-/// Characters that reorder text on screen (bidirectional controls): shown
-/// as U+FFFD so a query cannot disguise itself or the lines around it.
-fn is_bidi_control(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-    )
-}
-
-/// Whether `c` must not reach a terminal or a page as is.
-pub(super) fn is_unsafe(c: char) -> bool {
-    c.is_control() || is_bidi_control(c)
-}
-
 /// `text` on one line of at most `max` characters: runs of whitespace
 /// (newlines and tabs included) become one space, other control and
 /// bidirectional characters become U+FFFD, and a longer text is cut on a
@@ -43,7 +29,11 @@ pub(super) fn one_line(text: &str, max: usize) -> String {
             chars += 1;
         }
         space = false;
-        clean.push(if is_unsafe(c) { '\u{fffd}' } else { c });
+        clean.push(if skills_core::is_display_unsafe(c) {
+            '\u{fffd}'
+        } else {
+            c
+        });
         chars += 1;
         if chars > max {
             break;

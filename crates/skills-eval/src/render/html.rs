@@ -4,9 +4,9 @@
 use std::fmt::Write as _;
 
 use super::common::{
-    case_label, confusions, cost, expectation, failing, grader_cost, is_unsafe, loaded_counts,
-    needs_grader, pct, pp, query_rate, ratio_cell, run_retries, run_status, sane, seconds,
-    skill_of, total_tokens,
+    case_label, confusions, cost, expectation, failing, grader_cost, loaded_counts, needs_grader,
+    pct, pp, query_rate, ratio_cell, run_retries, run_status, sane, seconds, skill_of,
+    total_tokens,
 };
 use crate::compare::{Comparison, SkillDelta};
 use crate::outputs::OutputReport;
@@ -27,22 +27,7 @@ td.fail,.worse{color:#b00}td.ok,.better{color:#070}.note{color:#555;font-size:.9
 /// entities; newlines and tabs stay (the cells wrap them); other control
 /// and bidirectional characters are shown as `\u{…}`.
 fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\n' | '\t' => out.push(c),
-            c if is_unsafe(c) => {
-                let _ = write!(out, "\\u{{{:04x}}}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    skills_core::escape_html(text)
 }
 
 /// A long text for a cell: whole when short; else its first [`SHOWN`]
