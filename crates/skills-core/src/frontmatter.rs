@@ -34,6 +34,8 @@ use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
 use crate::diagnostic::{Code, Diagnostic, Excerpt, Severity};
 
+mod fast;
+
 /// Default cap on the frontmatter size in bytes (64 KiB).
 pub const DEFAULT_MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 /// Maximum nesting depth of the frontmatter YAML.
@@ -432,7 +434,19 @@ fn position(marker: &Marker) -> (usize, usize) {
 ///
 /// `first_line` is the 1-based file line of the frontmatter's first line; all
 /// diagnostics carry file lines, columns and an excerpt of the line.
+///
+/// Flat, simple frontmatter takes the [`fast`] path (the same result, without the
+/// parser); everything else is parsed from events by [`parse_yaml_saphyr`].
 pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
+    if let Some(parsed) = fast::parse_fast(text, first_line) {
+        return parsed;
+    }
+    parse_yaml_saphyr(text, first_line, rules)
+}
+
+/// Parses frontmatter YAML into a tree from `saphyr-parser` events, with every
+/// budget, limit and diagnostic; [`parse_yaml`] without the fast path.
+pub(crate) fn parse_yaml_saphyr(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
     let source = Source::new(text, first_line);
     let mut diagnostics = Vec::new();
     match build(&source, rules, &mut diagnostics) {
