@@ -348,6 +348,8 @@ fn chars_ok(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
     use proptest::prelude::*;
     use proptest::test_runner::{Config, TestCaseError, TestRunner};
 
@@ -454,7 +456,7 @@ mod tests {
             assert_eq!(check(text, 2), Ok(false), "{text:?}");
         }
         // Above the size and line caps the event-based path runs.
-        let long = "a: b\n".repeat(1) + &format!("c: {}\n", "x".repeat(MAX_FAST_BYTES));
+        let long = format!("a: b\nc: {}\n", "x".repeat(MAX_FAST_BYTES));
         assert_eq!(check(&long, 2), Ok(false));
         let many: String = (0..=MAX_FAST_LINES).map(|i| format!("k{i}: v\n")).collect();
         assert_eq!(check(&many, 2), Ok(false));
@@ -617,5 +619,102 @@ mod tests {
             handled.get(),
             total.get()
         );
+    }
+
+    /// The documents in one corpus file: a `SKILL.md`, or the output of
+    /// `git cat-file --batch` (`<id> blob <size>` headers, each followed by its
+    /// content and a line feed).
+    fn corpus_documents(bytes: &[u8]) -> Vec<String> {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        while let Some(nl) = rest.iter().position(|&b| b == b'\n') {
+            let header = String::from_utf8_lossy(&rest[..nl]);
+            let mut fields = header.split(' ');
+            let (Some(id), Some(kind), Some(size), None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                break;
+            };
+            let Ok(size) = size.parse::<usize>() else {
+                break;
+            };
+            let body = &rest[nl + 1..];
+            if id.len() != 40 || size > body.len() {
+                break;
+            }
+            if kind == "blob" {
+                out.push(text(&body[..size]));
+            }
+            rest = body.get(size + 1..).unwrap_or_default();
+            if rest.is_empty() {
+                return out;
+            }
+        }
+        if out.is_empty() {
+            vec![text(bytes)]
+        } else {
+            out
+        }
+    }
+
+    /// The corpus check: runs both paths over the frontmatter of every document in
+    /// the files listed (one path a line) in the file `SKILLS_FM_PARITY_LIST`, and
+    /// reports how many the fast path handles and how many differ (must be none).
+    ///
+    /// `SKILLS_FM_PARITY_LIST=files.txt cargo test -p skills-core --release --lib
+    /// corpus_parity -- --ignored --nocapture`
+    #[test]
+    #[ignore = "needs a corpus: SKILLS_FM_PARITY_LIST names a file listing SKILL.md paths"]
+    fn corpus_parity() {
+        let list = std::env::var("SKILLS_FM_PARITY_LIST").expect("SKILLS_FM_PARITY_LIST");
+        let list = std::fs::read_to_string(list).expect("list file");
+        let (mut docs, mut with_fm, mut handled, mut mismatches) = (0usize, 0, 0, 0);
+        let (mut fast_time, mut slow_time) = (Duration::ZERO, Duration::ZERO);
+        for path in list.lines().filter(|l| !l.trim().is_empty()) {
+            let bytes = std::fs::read(path.trim()).expect("corpus file");
+            for doc in corpus_documents(&bytes) {
+                docs += 1;
+                let normalized = super::super::normalize(&doc);
+                let Ok(split) = super::super::split(&normalized) else {
+                    continue;
+                };
+                with_fm += 1;
+                let (fm, first) = (split.frontmatter, split.frontmatter_first_line);
+                match check(fm, first) {
+                    Ok(true) => {
+                        handled += 1;
+                        let t = Instant::now();
+                        std::hint::black_box(parse_fast(fm, first));
+                        fast_time += t.elapsed();
+                        let t = Instant::now();
+                        std::hint::black_box(parse_yaml_saphyr(
+                            fm,
+                            first,
+                            YamlRules { strict: false },
+                        ));
+                        slow_time += t.elapsed();
+                    }
+                    Ok(false) => {
+                        if std::env::var_os("SKILLS_FM_PARITY_SHOW").is_some() {
+                            eprintln!("DECLINED {fm:?}");
+                        }
+                    }
+                    Err(e) => {
+                        mismatches += 1;
+                        if mismatches <= 5 {
+                            eprintln!("MISMATCH in {path}: {e}");
+                        }
+                    }
+                }
+            }
+        }
+        let share = |n: usize| n as f64 * 100.0 / with_fm.max(1) as f64;
+        eprintln!(
+            "documents: {docs}, with frontmatter: {with_fm}, handled by the fast path: {handled} \
+             ({:.1}%), mismatches: {mismatches}; on the handled ones, fast {fast_time:?} vs saphyr {slow_time:?}",
+            share(handled)
+        );
+        assert_eq!(mismatches, 0);
     }
 }
