@@ -395,6 +395,11 @@ mod tests {
             "a: b&c *d !e |f >g %h @i `j`\n",
             "a: x,y\n",
             "a: 'x \\ y'\n",
+            "a:\n\n- b\n\n- c\n",
+            "a:\n\n  - b\nc: d\n",
+            "a:\n  - b\n\nc:\n",
+            "a: b\u{3000}\nc: \u{ff1a}d\n",
+            "a: x :y\nb: \\n\nc: a'b\"c\nd: .5\ne: <<\nf: ...\n",
         ];
         for text in handled {
             for first_line in [1, 2, 40] {
@@ -451,6 +456,14 @@ mod tests {
             "%YAML 1.2\na: b\n",
             "a: @b\n",
             "a: `b`\n",
+            "a:\n  - b\n- c\n",
+            "a:\n- b\n  - c\n",
+            "a:\n  k: v\n  - b\n",
+            "a:\n  - - b\n",
+            "a:\n  - b: c\n",
+            "m:\n  k: v\n- x\n",
+            "a b: c\n",
+            "a: b\n  - c\n",
         ];
         for text in declined {
             assert_eq!(check(text, 2), Ok(false), "{text:?}");
