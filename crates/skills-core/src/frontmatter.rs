@@ -26,6 +26,28 @@
 //! We use `saphyr-parser` at the event level rather than a serde deserializer because
 //! exact parity with the reference validator (which uses StrictYAML) needs the scalar
 //! style, anchors, tags and the block/flow distinction, none of which serde exposes.
+//!
+//! ## The fast path
+//!
+//! Almost every real frontmatter is flat and simple: `key: value` lines with
+//! one-line plain or quoted values, perhaps a `metadata:` mapping one level deep or
+//! a list of `- item` lines. Building the tree from parser events costs far more
+//! than reading such lines, so [`parse_yaml`] first tries `fast::parse_fast`, a
+//! hand-written line scanner for exactly that subset (the `fast` module lists it),
+//! and falls back to the event path ([`parse_yaml_saphyr`]) for anything else.
+//!
+//! It is hand-written because the result must be the event path's, bit for bit:
+//! the same scalar texts and styles, line numbers and (none) diagnostics. No YAML
+//! crate parses a subset with `saphyr-parser`'s exact results, so the scanner
+//! accepts only what it is sure of and declines the rest: comments, anchors,
+//! aliases, tags, flow collections, block scalars, escapes, multi-line values,
+//! `: ` or a trailing `:` in a plain value, values starting with an indicator,
+//! trailing spaces, tabs, unusual characters, duplicate keys (which the event path
+//! reports), deeper nesting, and texts over 16 KiB or 256 lines. Nothing it
+//! accepts comes near the node, byte or depth budgets. A differential test
+//! compares both paths, in strict and lenient mode, on fixed tricky inputs and on
+//! generated near-flat YAML full of indicator characters, quotes and odd
+//! characters, and checks that the fast path takes a real share of them.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -33,6 +55,8 @@ use std::collections::BTreeMap;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError};
 
 use crate::diagnostic::{Code, Diagnostic, Excerpt, Severity};
+
+mod fast;
 
 /// Default cap on the frontmatter size in bytes (64 KiB).
 pub const DEFAULT_MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
@@ -432,7 +456,19 @@ fn position(marker: &Marker) -> (usize, usize) {
 ///
 /// `first_line` is the 1-based file line of the frontmatter's first line; all
 /// diagnostics carry file lines, columns and an excerpt of the line.
+///
+/// Flat, simple frontmatter takes the [`fast`] path (the same result, without the
+/// parser); everything else is parsed from events by [`parse_yaml_saphyr`].
 pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
+    if let Some(parsed) = fast::parse_fast(text, first_line) {
+        return parsed;
+    }
+    parse_yaml_saphyr(text, first_line, rules)
+}
+
+/// Parses frontmatter YAML into a tree from `saphyr-parser` events, with every
+/// budget, limit and diagnostic; [`parse_yaml`] without the fast path.
+pub(crate) fn parse_yaml_saphyr(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
     let source = Source::new(text, first_line);
     let mut diagnostics = Vec::new();
     match build(&source, rules, &mut diagnostics) {
