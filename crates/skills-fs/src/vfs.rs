@@ -193,13 +193,35 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
-#[cfg(unix)]
-use listing::list_unix;
+// The Unix systems where rustix lists a folder with each entry's kind
+// (`d_type`); the others (illumos, Solaris, AIX, Haiku, …) and Windows use
+// `std::fs::read_dir`.
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+use listing::{list_names_unix, list_unix};
 
-#[cfg(unix)]
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
 mod listing {
-    //! Folder listings on Unix: `openat` and `getdents`, with each entry's
-    //! kind from the listing itself.
+    //! Folder listings on Linux, Android, macOS, iOS and the BSDs: `openat`
+    //! and `getdents` (`getdirentries` on the BSDs), with each entry's kind
+    //! from the listing itself.
 
     use std::ffi::{OsStr, OsString};
     use std::io;
@@ -212,10 +234,30 @@ mod listing {
     use super::FileKind;
 
     /// The entries of the folder `path` with their kinds (as `lstat` would
-    /// tell; `None` where even that fails). One `open`, the `getdents` calls
-    /// and one `close`: no `fstat` of the folder, which `opendir` (under
-    /// `std::fs::read_dir`) adds to every listing.
+    /// tell; `None` where even that fails). On Linux, one `open`, the
+    /// `getdents` calls and one `close`: no `fstat` of the folder, which
+    /// `opendir` (under `std::fs::read_dir`) adds to every listing (rustix
+    /// goes through `fdopendir`, and its `fstat`, elsewhere).
     pub(super) fn list_unix(path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+        let (dir, entries) = entries(path)?;
+        let fd = dir.fd()?;
+        Ok(entries
+            .into_iter()
+            .map(|(name, d_type)| {
+                let kind = classify(fd, &name, d_type);
+                (name, kind)
+            })
+            .collect())
+    }
+
+    /// The names of the entries of the folder `path`: [`list_unix`] without
+    /// the kinds, so an entry without a `d_type` costs no `lstat`.
+    pub(super) fn list_names_unix(path: &Path) -> io::Result<Vec<OsString>> {
+        Ok(entries(path)?.1.into_iter().map(|(name, _)| name).collect())
+    }
+
+    /// The folder `path`, opened, and its entries with their `d_type`.
+    fn entries(path: &Path) -> io::Result<(Dir, Vec<(OsString, FileType)>)> {
         let fd = openat(
             CWD,
             path,
@@ -229,14 +271,7 @@ mod listing {
                 (name, e.file_type())
             })
         }))?;
-        let fd = dir.fd()?;
-        Ok(entries
-            .into_iter()
-            .map(|(name, d_type)| {
-                let kind = classify(fd, &name, d_type);
-                (name, kind)
-            })
-            .collect())
+        Ok((dir, entries))
     }
 
     /// The entries a listing yields, names with their `d_type`, without `.`
@@ -383,11 +418,29 @@ pub struct RealFs;
 
 impl Vfs for RealFs {
     fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        #[cfg(unix)]
+        #[cfg(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "macos",
+            target_os = "ios",
+            target_os = "freebsd",
+            target_os = "netbsd",
+            target_os = "openbsd",
+            target_os = "dragonfly"
+        ))]
         {
-            Ok(list_unix(path)?.into_iter().map(|(name, _)| name).collect())
+            list_names_unix(path)
         }
-        #[cfg(not(unix))]
+        #[cfg(not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "macos",
+            target_os = "ios",
+            target_os = "freebsd",
+            target_os = "netbsd",
+            target_os = "openbsd",
+            target_os = "dragonfly"
+        )))]
         {
             Ok(fs::read_dir(path)?
                 .filter_map(Result::ok)
@@ -396,12 +449,30 @@ impl Vfs for RealFs {
         }
     }
 
-    #[cfg(unix)]
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))]
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
         list_unix(path)
     }
 
-    #[cfg(not(unix))]
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    )))]
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
         // The kind comes with the entry (`d_type`) on most file systems.
         Ok(fs::read_dir(path)?
