@@ -193,258 +193,86 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
-// The Unix systems where rustix lists a folder with each entry's kind
-// (`d_type`); the others (illumos, Solaris, AIX, Haiku, …) and Windows use
-// `std::fs::read_dir`.
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
-use listing::{list_names_unix, list_unix};
+use listing::{list_kinds, list_names};
 
-#[cfg(any(
-    target_os = "linux",
-    target_os = "android",
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-))]
 mod listing {
-    //! Folder listings on Linux, Android, macOS, iOS and the BSDs: `openat`
-    //! and `getdents` (`getdirentries` on the BSDs), with each entry's kind
-    //! from the listing itself.
+    //! Folder listings. On Linux, Android, macOS, iOS and the BSDs, rustix's
+    //! `openat` and `getdents` (`getdirentries` on the BSDs), with each
+    //! entry's kind from the listing itself; elsewhere (Windows, illumos,
+    //! Solaris, AIX, Haiku, …, where rustix gives no `d_type`),
+    //! `std::fs::read_dir`.
 
-    use std::ffi::{OsStr, OsString};
-    use std::io;
-    use std::os::fd::BorrowedFd;
-    use std::os::unix::ffi::OsStrExt as _;
-    use std::path::Path;
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    )))]
+    pub(super) use portable::{list_kinds, list_names};
+    #[cfg(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))]
+    pub(super) use with_d_type::{list_kinds, list_names};
 
-    use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, openat, statat};
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    )))]
+    mod portable {
+        use std::ffi::OsString;
+        use std::fs;
+        use std::io;
+        use std::path::Path;
 
-    use super::FileKind;
+        use super::super::FileKind;
 
-    /// The entries of the folder `path` with their kinds (as `lstat` would
-    /// tell; `None` where even that fails). On Linux, one `open`, the
-    /// `getdents` calls and one `close`: no `fstat` of the folder, which
-    /// `opendir` (under `std::fs::read_dir`) adds to every listing (rustix
-    /// goes through `fdopendir`, and its `fstat`, elsewhere).
-    pub(super) fn list_unix(path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
-        let (dir, entries) = entries(path)?;
-        let fd = dir.fd()?;
-        Ok(entries
-            .into_iter()
-            .map(|(name, d_type)| {
-                let kind = classify(fd, &name, d_type);
-                (name, kind)
-            })
-            .collect())
-    }
-
-    /// The names of the entries of the folder `path`: [`list_unix`] without
-    /// the kinds, so an entry without a `d_type` costs no `lstat`.
-    pub(super) fn list_names_unix(path: &Path) -> io::Result<Vec<OsString>> {
-        Ok(entries(path)?.1.into_iter().map(|(name, _)| name).collect())
-    }
-
-    /// The folder `path`, opened, and its entries with their `d_type`.
-    fn entries(path: &Path) -> io::Result<(Dir, Vec<(OsString, FileType)>)> {
-        let fd = openat(
-            CWD,
-            path,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        let mut dir = Dir::new(fd)?;
-        let entries = collect(dir.by_ref().map(|entry| {
-            entry.map(|e| {
-                let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
-                (name, e.file_type())
-            })
-        }))?;
-        Ok((dir, entries))
-    }
-
-    /// The entries a listing yields, names with their `d_type`, without `.`
-    /// and `..`. An error (anything but the end, which ends the iterator)
-    /// fails the whole listing: a listing cut short would hide entries, so
-    /// the caller treats the folder as unreadable instead.
-    pub(super) fn collect(
-        entries: impl Iterator<Item = rustix::io::Result<(OsString, FileType)>>,
-    ) -> io::Result<Vec<(OsString, FileType)>> {
-        let mut out = Vec::new();
-        for entry in entries {
-            let (name, d_type) = entry?;
-            if name != "." && name != ".." {
-                out.push((name, d_type));
-            }
-        }
-        Ok(out)
-    }
-
-    /// The kind of the entry `name` of the folder `dir`, listed with
-    /// `d_type`. `DT_UNKNOWN` (some XFS, overlay and NFS setups never fill
-    /// it in) falls back to an `lstat` of the entry, as
-    /// `std::fs::DirEntry::file_type` does; `None` when that fails too (the
-    /// entry went away since it was listed).
-    pub(super) fn classify(
-        dir: BorrowedFd<'_>,
-        name: &OsStr,
-        d_type: FileType,
-    ) -> Option<FileKind> {
-        let file_type = match d_type {
-            FileType::Unknown => statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
-                .ok()
-                .map(|stat| FileType::from_raw_mode(stat.st_mode))?,
-            known => known,
-        };
-        Some(match file_type {
-            FileType::Directory => FileKind::Dir,
-            FileType::RegularFile => FileKind::File,
-            FileType::Symlink => FileKind::Symlink,
-            _ => FileKind::Other,
-        })
-    }
-
-    #[cfg(test)]
-    mod tests {
-        #![allow(clippy::unwrap_used)]
-
-        use std::os::fd::AsFd as _;
-
-        use rustix::io::Errno;
-
-        use super::*;
-
-        /// A listing cut short by an error is an error, not a shorter
-        /// listing.
-        #[test]
-        fn an_error_mid_listing_fails_the_listing() {
-            let entries = vec![
-                Ok((OsString::from("."), FileType::Directory)),
-                Ok((OsString::from("a"), FileType::RegularFile)),
-                Err(Errno::IO),
-                Ok((OsString::from("b"), FileType::RegularFile)),
-            ];
-            let err = collect(entries.into_iter()).expect_err("an EIO mid-listing");
-            assert_eq!(err.raw_os_error(), Some(Errno::IO.raw_os_error()));
-            let entries = vec![
-                Ok((OsString::from(".."), FileType::Directory)),
-                Ok((OsString::from("a"), FileType::RegularFile)),
-            ];
-            assert_eq!(
-                collect(entries.into_iter()).unwrap(),
-                [(OsString::from("a"), FileType::RegularFile)]
-            );
-        }
-
-        /// The real thing: `getdents` on a handle that is not a folder fails
-        /// (`ENOTDIR`) on the first read, and so does the listing.
-        #[test]
-        fn a_failing_getdents_fails_the_listing() {
-            let dir = tempfile::tempdir().unwrap();
-            let file = dir.path().join("file");
-            std::fs::write(&file, "not a folder").unwrap();
-            let fd = openat(CWD, &file, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
-            let mut listing = Dir::new(fd).unwrap();
-            let result = collect(listing.by_ref().map(|entry| {
-                entry.map(|e| {
-                    let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
-                    (name, e.file_type())
-                })
-            }));
-            let err = result.expect_err("getdents on a file");
-            assert_eq!(err.raw_os_error(), Some(Errno::NOTDIR.raw_os_error()));
-        }
-
-        /// `DT_UNKNOWN` (some XFS, overlay and NFS setups): the kind comes
-        /// from an `lstat` of the entry, as `std::fs::DirEntry::file_type`
-        /// does.
-        #[test]
-        fn an_unknown_d_type_is_classified_by_lstat() {
-            let tmp = tempfile::tempdir().unwrap();
-            let root = tmp.path();
-            std::fs::create_dir(root.join("folder")).unwrap();
-            std::fs::write(root.join("SKILL.md"), "x").unwrap();
-            std::os::unix::fs::symlink("folder", root.join("link")).unwrap();
-            std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
-            let fd = openat(
-                CWD,
-                root,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            )
-            .unwrap();
-            let kind = |name: &str| classify(fd.as_fd(), OsStr::new(name), FileType::Unknown);
-            assert_eq!(kind("folder"), Some(FileKind::Dir));
-            assert_eq!(kind("SKILL.md"), Some(FileKind::File));
-            assert_eq!(kind("link"), Some(FileKind::Symlink));
-            assert_eq!(kind("dangling"), Some(FileKind::Symlink));
-            // Gone since it was listed: unknown, the caller stats it.
-            assert_eq!(kind("vanished"), None);
-            // A known `d_type` is taken as it is (no `lstat`).
-            assert_eq!(
-                classify(fd.as_fd(), OsStr::new("vanished"), FileType::Directory),
-                Some(FileKind::Dir)
-            );
-            // Through the whole listing, with real `d_type`s.
-            let mut listed = list_unix(root).unwrap();
-            listed.sort_by(|a, b| a.0.cmp(&b.0));
-            assert_eq!(
-                listed,
-                [
-                    (OsString::from("SKILL.md"), Some(FileKind::File)),
-                    (OsString::from("dangling"), Some(FileKind::Symlink)),
-                    (OsString::from("folder"), Some(FileKind::Dir)),
-                    (OsString::from("link"), Some(FileKind::Symlink)),
-                ]
-            );
-        }
-    }
-}
-
-/// The real file system (`std::fs`).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RealFs;
-
-impl Vfs for RealFs {
-    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
-        #[cfg(any(
-            target_os = "linux",
-            target_os = "android",
-            target_os = "macos",
-            target_os = "ios",
-            target_os = "freebsd",
-            target_os = "netbsd",
-            target_os = "openbsd",
-            target_os = "dragonfly"
-        ))]
-        {
-            list_names_unix(path)
-        }
-        #[cfg(not(any(
-            target_os = "linux",
-            target_os = "android",
-            target_os = "macos",
-            target_os = "ios",
-            target_os = "freebsd",
-            target_os = "netbsd",
-            target_os = "openbsd",
-            target_os = "dragonfly"
-        )))]
-        {
+        /// The names of the entries of the folder `path`.
+        pub(in crate::vfs) fn list_names(path: &Path) -> io::Result<Vec<OsString>> {
             Ok(fs::read_dir(path)?
                 .filter_map(Result::ok)
                 .map(|e| e.file_name())
+                .collect())
+        }
+
+        /// The entries of the folder `path` with their kinds (`None` where
+        /// the kind cannot be told).
+        pub(in crate::vfs) fn list_kinds(
+            path: &Path,
+        ) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+            // The kind comes with the entry (`d_type`) on most file systems.
+            Ok(fs::read_dir(path)?
+                .filter_map(Result::ok)
+                .map(|entry| {
+                    let kind = entry.file_type().ok().map(|t| {
+                        if t.is_dir() {
+                            FileKind::Dir
+                        } else if t.is_file() {
+                            FileKind::File
+                        } else if t.is_symlink() {
+                            FileKind::Symlink
+                        } else {
+                            FileKind::Other
+                        }
+                    });
+                    (entry.file_name(), kind)
+                })
                 .collect())
         }
     }
@@ -459,39 +287,211 @@ impl Vfs for RealFs {
         target_os = "openbsd",
         target_os = "dragonfly"
     ))]
-    fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
-        list_unix(path)
+    mod with_d_type {
+        use std::ffi::{OsStr, OsString};
+        use std::io;
+        use std::os::fd::BorrowedFd;
+        use std::os::unix::ffi::OsStrExt as _;
+        use std::path::Path;
+
+        use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, openat, statat};
+
+        use super::super::FileKind;
+
+        /// The entries of the folder `path` with their kinds (as `lstat` would
+        /// tell; `None` where even that fails). On Linux, one `open`, the
+        /// `getdents` calls and one `close`: no `fstat` of the folder, which
+        /// `opendir` (under `std::fs::read_dir`) adds to every listing (rustix
+        /// goes through `fdopendir`, and its `fstat`, elsewhere).
+        pub(in crate::vfs) fn list_kinds(
+            path: &Path,
+        ) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+            let (dir, entries) = entries(path)?;
+            let fd = dir.fd()?;
+            Ok(entries
+                .into_iter()
+                .map(|(name, d_type)| {
+                    let kind = classify(fd, &name, d_type);
+                    (name, kind)
+                })
+                .collect())
+        }
+
+        /// The names of the entries of the folder `path`: [`list_kinds`] without
+        /// the kinds, so an entry without a `d_type` costs no `lstat`.
+        pub(in crate::vfs) fn list_names(path: &Path) -> io::Result<Vec<OsString>> {
+            Ok(entries(path)?.1.into_iter().map(|(name, _)| name).collect())
+        }
+
+        /// The folder `path`, opened, and its entries with their `d_type`.
+        fn entries(path: &Path) -> io::Result<(Dir, Vec<(OsString, FileType)>)> {
+            let fd = openat(
+                CWD,
+                path,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            let mut dir = Dir::new(fd)?;
+            let entries = collect(dir.by_ref().map(|entry| {
+                entry.map(|e| {
+                    let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+                    (name, e.file_type())
+                })
+            }))?;
+            Ok((dir, entries))
+        }
+
+        /// The entries a listing yields, names with their `d_type`, without `.`
+        /// and `..`. An error (anything but the end, which ends the iterator)
+        /// fails the whole listing: a listing cut short would hide entries, so
+        /// the caller treats the folder as unreadable instead.
+        pub(super) fn collect(
+            entries: impl Iterator<Item = rustix::io::Result<(OsString, FileType)>>,
+        ) -> io::Result<Vec<(OsString, FileType)>> {
+            let mut out = Vec::new();
+            for entry in entries {
+                let (name, d_type) = entry?;
+                if name != "." && name != ".." {
+                    out.push((name, d_type));
+                }
+            }
+            Ok(out)
+        }
+
+        /// The kind of the entry `name` of the folder `dir`, listed with
+        /// `d_type`. `DT_UNKNOWN` (some XFS, overlay and NFS setups never fill
+        /// it in) falls back to an `lstat` of the entry, as
+        /// `std::fs::DirEntry::file_type` does; `None` when that fails too (the
+        /// entry went away since it was listed).
+        pub(super) fn classify(
+            dir: BorrowedFd<'_>,
+            name: &OsStr,
+            d_type: FileType,
+        ) -> Option<FileKind> {
+            let file_type = match d_type {
+                FileType::Unknown => statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()
+                    .map(|stat| FileType::from_raw_mode(stat.st_mode))?,
+                known => known,
+            };
+            Some(match file_type {
+                FileType::Directory => FileKind::Dir,
+                FileType::RegularFile => FileKind::File,
+                FileType::Symlink => FileKind::Symlink,
+                _ => FileKind::Other,
+            })
+        }
+
+        #[cfg(test)]
+        mod tests {
+            #![allow(clippy::unwrap_used)]
+
+            use std::os::fd::AsFd as _;
+
+            use rustix::io::Errno;
+
+            use super::*;
+
+            /// A listing cut short by an error is an error, not a shorter
+            /// listing.
+            #[test]
+            fn an_error_mid_listing_fails_the_listing() {
+                let entries = vec![
+                    Ok((OsString::from("."), FileType::Directory)),
+                    Ok((OsString::from("a"), FileType::RegularFile)),
+                    Err(Errno::IO),
+                    Ok((OsString::from("b"), FileType::RegularFile)),
+                ];
+                let err = collect(entries.into_iter()).expect_err("an EIO mid-listing");
+                assert_eq!(err.raw_os_error(), Some(Errno::IO.raw_os_error()));
+                let entries = vec![
+                    Ok((OsString::from(".."), FileType::Directory)),
+                    Ok((OsString::from("a"), FileType::RegularFile)),
+                ];
+                assert_eq!(
+                    collect(entries.into_iter()).unwrap(),
+                    [(OsString::from("a"), FileType::RegularFile)]
+                );
+            }
+
+            /// The real thing: `getdents` on a handle that is not a folder fails
+            /// (`ENOTDIR`) on the first read, and so does the listing.
+            #[test]
+            fn a_failing_getdents_fails_the_listing() {
+                let dir = tempfile::tempdir().unwrap();
+                let file = dir.path().join("file");
+                std::fs::write(&file, "not a folder").unwrap();
+                let fd =
+                    openat(CWD, &file, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
+                let mut listing = Dir::new(fd).unwrap();
+                let result = collect(listing.by_ref().map(|entry| {
+                    entry.map(|e| {
+                        let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
+                        (name, e.file_type())
+                    })
+                }));
+                let err = result.expect_err("getdents on a file");
+                assert_eq!(err.raw_os_error(), Some(Errno::NOTDIR.raw_os_error()));
+            }
+
+            /// `DT_UNKNOWN` (some XFS, overlay and NFS setups): the kind comes
+            /// from an `lstat` of the entry, as `std::fs::DirEntry::file_type`
+            /// does.
+            #[test]
+            fn an_unknown_d_type_is_classified_by_lstat() {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = tmp.path();
+                std::fs::create_dir(root.join("folder")).unwrap();
+                std::fs::write(root.join("SKILL.md"), "x").unwrap();
+                std::os::unix::fs::symlink("folder", root.join("link")).unwrap();
+                std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
+                let fd = openat(
+                    CWD,
+                    root,
+                    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .unwrap();
+                let kind = |name: &str| classify(fd.as_fd(), OsStr::new(name), FileType::Unknown);
+                assert_eq!(kind("folder"), Some(FileKind::Dir));
+                assert_eq!(kind("SKILL.md"), Some(FileKind::File));
+                assert_eq!(kind("link"), Some(FileKind::Symlink));
+                assert_eq!(kind("dangling"), Some(FileKind::Symlink));
+                // Gone since it was listed: unknown, the caller stats it.
+                assert_eq!(kind("vanished"), None);
+                // A known `d_type` is taken as it is (no `lstat`).
+                assert_eq!(
+                    classify(fd.as_fd(), OsStr::new("vanished"), FileType::Directory),
+                    Some(FileKind::Dir)
+                );
+                // Through the whole listing, with real `d_type`s.
+                let mut listed = list_kinds(root).unwrap();
+                listed.sort_by(|a, b| a.0.cmp(&b.0));
+                assert_eq!(
+                    listed,
+                    [
+                        (OsString::from("SKILL.md"), Some(FileKind::File)),
+                        (OsString::from("dangling"), Some(FileKind::Symlink)),
+                        (OsString::from("folder"), Some(FileKind::Dir)),
+                        (OsString::from("link"), Some(FileKind::Symlink)),
+                    ]
+                );
+            }
+        }
+    }
+}
+
+/// The real file system (`std::fs`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealFs;
+
+impl Vfs for RealFs {
+    fn read_dir(&self, path: &Path) -> io::Result<Vec<OsString>> {
+        list_names(path)
     }
 
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_os = "openbsd",
-        target_os = "dragonfly"
-    )))]
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
-        // The kind comes with the entry (`d_type`) on most file systems.
-        Ok(fs::read_dir(path)?
-            .filter_map(Result::ok)
-            .map(|entry| {
-                let kind = entry.file_type().ok().map(|t| {
-                    if t.is_dir() {
-                        FileKind::Dir
-                    } else if t.is_file() {
-                        FileKind::File
-                    } else if t.is_symlink() {
-                        FileKind::Symlink
-                    } else {
-                        FileKind::Other
-                    }
-                });
-                (entry.file_name(), kind)
-            })
-            .collect())
+        list_kinds(path)
     }
 
     fn metadata(&self, path: &Path) -> io::Result<FileStat> {
