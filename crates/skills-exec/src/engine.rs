@@ -634,6 +634,11 @@ impl Engine {
             usage.unmeasured = usage.unmeasured.saturating_add(ran);
         }
         let outcome = launched?;
+        if may_have_hit_file_limit(&outcome) {
+            // It may have written up to what was left of the cap faster
+            // than the slack lets a run go unmeasured (H7).
+            lock(&ws.usage).make_due();
+        }
         if self.check_disk(&ws, "after the run").await.is_err() {
             warnings.push(format!(
                 "the workspace is now over its disk cap ({} bytes, {} files): later runs in \
@@ -1398,6 +1403,20 @@ pub(crate) struct Outcome {
     pub(crate) warnings: Vec<String>,
 }
 
+/// The exit status a shell reports for a command killed by `SIGXFSZ`
+/// (128 + the signal's number).
+const SHELL_XFSZ_STATUS: i32 = 128 + rustix::process::Signal::XFSZ.as_raw();
+
+/// Whether a finished run may have stopped at its file-size limit
+/// (`RLIMIT_FSIZE`: what was left of the disk cap when it started): it died
+/// of a signal (`SIGXFSZ` among others; a run that timed out was killed by
+/// the runtime), or it is a shell reporting a command killed by `SIGXFSZ`.
+/// Such a run is measured after it whatever its length: writing up to the
+/// cap can take less than [`quota::UNMEASURED_SLACK`].
+fn may_have_hit_file_limit(outcome: &Outcome) -> bool {
+    !outcome.timed_out && matches!(outcome.exit_code, None | Some(SHELL_XFSZ_STATUS))
+}
+
 /// Kills a run's processes when dropped armed (its future was dropped).
 struct SweepOnDrop {
     marker: Option<String>,
@@ -1560,4 +1579,25 @@ pub(crate) async fn execute(
     };
     let exit_code = status.flatten();
     Ok(Outcome::new(o, e, exit_code, timed_out, duration_ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_may_have_hit_its_file_limit_is_measured() {
+        let outcome = |exit_code, timed_out| Outcome::new(None, None, exit_code, timed_out, 1);
+        // Killed by a signal, SIGXFSZ among them.
+        assert!(may_have_hit_file_limit(&outcome(None, false)));
+        // A shell reporting its command killed by SIGXFSZ (bash: 153).
+        assert!(may_have_hit_file_limit(&outcome(
+            Some(128 + rustix::process::Signal::XFSZ.as_raw()),
+            false
+        )));
+        assert!(!may_have_hit_file_limit(&outcome(Some(0), false)));
+        assert!(!may_have_hit_file_limit(&outcome(Some(1), false)));
+        // Killed by the runtime at its timeout.
+        assert!(!may_have_hit_file_limit(&outcome(None, true)));
+    }
 }

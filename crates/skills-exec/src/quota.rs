@@ -8,7 +8,8 @@
 //! besides the runtime (which counts what it writes itself), and only while
 //! they run, so the runtime measures after a run once the runs since the
 //! last measurement took [`UNMEASURED_SLACK`] in all (a run of `true` costs
-//! no walk, a run that wrote for 70 ms does), and every
+//! no walk, a run that wrote for 70 ms does, and so does one that may have
+//! stopped at its `RLIMIT_FSIZE`, which is what was left of the cap), and every
 //! [`MEASURE_INTERVAL`] while a run or an interactive session is alive; a
 //! command that passes the cap is killed, and the session refuses further
 //! work. Between two measurements a command can write what the disk takes
@@ -218,6 +219,12 @@ impl Usage {
     /// commands ran [`UNMEASURED_SLACK`] since.
     pub(crate) fn due(&self) -> bool {
         self.at.is_none() || self.unmeasured >= UNMEASURED_SLACK
+    }
+
+    /// Makes the next check between runs measure, whatever the runs since
+    /// the last measurement took.
+    pub(crate) fn make_due(&mut self) {
+        self.unmeasured = self.unmeasured.max(UNMEASURED_SLACK);
     }
 
     /// Counts bytes the runtime itself wrote.
