@@ -104,7 +104,7 @@ pub use tagging::{
 pub use tools_section::declared_tools;
 pub use validate::{
     Mode, Origin, PORTABILITY_CODES, ParseOutcome, SkillDocument, ValidationOptions, is_portable,
-    parse_skill_md, parse_skill_md_bytes,
+    parse_skill_md, parse_skill_md_bytes, parse_skill_md_bytes_metadata,
 };
 pub use visibility::{SkillRule, Tier, UnknownTier, VisibilityPolicy};
 

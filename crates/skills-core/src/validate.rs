@@ -209,8 +209,37 @@ pub fn parse_skill_md_bytes(
     origin: Origin<'_>,
     options: &ValidationOptions,
 ) -> ParseOutcome {
+    parse_bytes(bytes, origin, options, Body::Keep)
+}
+
+/// [`parse_skill_md_bytes`] for a caller that keeps only the metadata (a
+/// catalog of thousands of skills): the same checks, diagnostics and
+/// metadata, the body read as always (for the declared tools, the
+/// description fallback and [`SkillDocument::body_line`]) but not copied:
+/// the document's [`body`](SkillDocument::body) is empty.
+pub fn parse_skill_md_bytes_metadata(
+    bytes: &[u8],
+    origin: Origin<'_>,
+    options: &ValidationOptions,
+) -> ParseOutcome {
+    parse_bytes(bytes, origin, options, Body::Drop)
+}
+
+/// Whether a parsed document keeps its body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Keep,
+    Drop,
+}
+
+fn parse_bytes(
+    bytes: &[u8],
+    origin: Origin<'_>,
+    options: &ValidationOptions,
+    body: Body,
+) -> ParseOutcome {
     match std::str::from_utf8(bytes) {
-        Ok(text) => parse_skill_md(text, origin, options),
+        Ok(text) => parse_text(text, origin, options, body),
         Err(err) => {
             let line = bytes[..err.valid_up_to()]
                 .iter()
@@ -241,8 +270,17 @@ pub fn parse_skill_md(
     origin: Origin<'_>,
     options: &ValidationOptions,
 ) -> ParseOutcome {
+    parse_text(source, origin, options, Body::Keep)
+}
+
+fn parse_text(
+    source: &str,
+    origin: Origin<'_>,
+    options: &ValidationOptions,
+    body: Body,
+) -> ParseOutcome {
     let mut out = Vec::new();
-    let document = parse_inner(source, origin, options, &mut out);
+    let document = parse_inner(source, origin, options, body, &mut out);
     // File order; a stable sort keeps the rule order within a line.
     out.sort_by_key(|d| d.line.unwrap_or(u32::MAX));
     let diagnostics: Vec<Diagnostic> = out.into_iter().map(|d| locate(d, origin)).collect();
@@ -264,6 +302,7 @@ fn parse_inner(
     source: &str,
     origin: Origin<'_>,
     options: &ValidationOptions,
+    body: Body,
     out: &mut Vec<Diagnostic>,
 ) -> Option<SkillDocument> {
     let strict = options.mode == Mode::Strict;
@@ -500,7 +539,10 @@ fn parse_inner(
         .saturating_add(1);
     Some(SkillDocument {
         metadata: metadata_out,
-        body: split.body.to_owned(),
+        body: match body {
+            Body::Keep => split.body.to_owned(),
+            Body::Drop => String::new(),
+        },
         body_line: u32::try_from(body_line).unwrap_or(u32::MAX),
     })
 }
@@ -1519,6 +1561,38 @@ mod tests {
                 "{:?}",
                 out.diagnostics
             );
+        }
+    }
+
+    #[test]
+    fn the_metadata_parse_is_the_full_parse_without_the_body() {
+        let cases: [&[u8]; 8] = [
+            b"---\nname: pdf\ndescription: Reads PDFs.\n---\n# PDF\n\nTools:\n- read_pdf\n",
+            b"\xef\xbb\xbf---\r\nname: a\r\ndescription: d\r\n---\r\nbody\r\n",
+            b"---\nname: Academic Paper Mapper\nversion: 2\n---\n\n# Title\n\nFirst paragraph.\n",
+            b"---\nname: x\ndescription: |\n  multi\n  line\n---\n",
+            b"---\nname: Bad--Name\n---\nbody",
+            b"no frontmatter at all",
+            b"---\nname: a\ndescription: \xff\n---\n",
+            b"",
+        ];
+        for options in [ValidationOptions::lenient(), ValidationOptions::strict()] {
+            for bytes in cases {
+                let origin = Origin::new(Some("x/SKILL.md"), Some("x"));
+                let full = parse_skill_md_bytes(bytes, origin, &options);
+                let lean = parse_skill_md_bytes_metadata(bytes, origin, &options);
+                assert_eq!(lean.diagnostics, full.diagnostics, "{bytes:?}");
+                assert_eq!(
+                    lean.document.is_some(),
+                    full.document.is_some(),
+                    "{bytes:?}"
+                );
+                if let (Some(lean), Some(full)) = (lean.document, full.document) {
+                    assert_eq!(lean.metadata, full.metadata, "{bytes:?}");
+                    assert_eq!(lean.body_line, full.body_line, "{bytes:?}");
+                    assert!(lean.body.is_empty(), "{bytes:?}");
+                }
+            }
         }
     }
 
