@@ -285,11 +285,7 @@ fn scalar(value: &str, line: u32) -> Option<YamlNode> {
             (inner, false)
         }
         first => {
-            if is_indicator(*first)
-                || value.ends_with([' ', ':'])
-                || value.contains(": ")
-                || value.contains(['#', '[', ']', '{', '}'])
-            {
+            if is_indicator(*first) || value.ends_with([' ', ':']) || !plain_safe(value) {
                 return None;
             }
             (value, true)
@@ -301,6 +297,18 @@ fn scalar(value: &str, line: u32) -> Option<YamlNode> {
             plain,
         },
         line,
+    })
+}
+
+/// Whether `value` has none of `: `, `#`, `[`, `]`, `{` and `}`, in one pass
+/// over its bytes (all ASCII: no byte of a multi-byte UTF-8 character is one
+/// of them).
+fn plain_safe(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    !bytes.iter().enumerate().any(|(i, &b)| match b {
+        b'#' | b'[' | b']' | b'{' | b'}' => true,
+        b':' => bytes.get(i + 1) == Some(&b' '),
+        _ => false,
     })
 }
 
