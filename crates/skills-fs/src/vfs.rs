@@ -145,6 +145,24 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// `stat`: follows symbolic links.
     fn metadata(&self, path: &Path) -> io::Result<FileStat>;
 
+    /// [`Vfs::metadata`] of `path` and, when it is a folder, its
+    /// [`Vfs::read_dir_kinds`] (`None` when it is not a folder); the stat is
+    /// taken before the listing. [`RealFs`] opens the folder once and
+    /// `fstat`s the handle it lists, where the two calls would look the path
+    /// up twice; the default makes the two calls.
+    #[allow(clippy::type_complexity)]
+    fn metadata_and_list(
+        &self,
+        path: &Path,
+    ) -> io::Result<(
+        FileStat,
+        Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
+    )> {
+        let meta = self.metadata(path)?;
+        let listing = meta.is_dir().then(|| self.read_dir_kinds(path));
+        Ok((meta, listing))
+    }
+
     /// `lstat`: does not follow a final symbolic link.
     fn symlink_metadata(&self, path: &Path) -> io::Result<FileStat>;
 
@@ -176,6 +194,22 @@ pub trait Vfs: Send + Sync + fmt::Debug {
         beneath::read_by_path(self, root, rel, cap)
     }
 
+    /// [`Vfs::read_beneath`] into `buf` (cleared first), so that a caller
+    /// reading many files reuses one buffer; returns the stat. On an error,
+    /// what `buf` holds is unspecified. The default calls
+    /// [`Vfs::read_beneath`] and moves its bytes into `buf`.
+    fn read_beneath_into(
+        &self,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<FileStat> {
+        let (stat, bytes) = self.read_beneath(root, rel, cap)?;
+        *buf = bytes;
+        Ok(stat)
+    }
+
     /// `stat` of `rel` inside `root` (of `root` itself for `None`), following
     /// links that stay inside; refused like [`Vfs::read_beneath`].
     fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
@@ -193,7 +227,7 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
-use listing::{list_kinds, list_names};
+use listing::{list_kinds, list_names, stat_and_list_kinds};
 
 mod listing {
     //! Folder listings. On Linux, Android, macOS, iOS and the BSDs, rustix's
@@ -212,7 +246,7 @@ mod listing {
         target_os = "openbsd",
         target_os = "dragonfly"
     )))]
-    pub(super) use portable::{list_kinds, list_names};
+    pub(super) use portable::{list_kinds, list_names, stat_and_list_kinds};
     #[cfg(any(
         target_os = "linux",
         target_os = "android",
@@ -223,7 +257,7 @@ mod listing {
         target_os = "openbsd",
         target_os = "dragonfly"
     ))]
-    pub(super) use with_d_type::{list_kinds, list_names};
+    pub(super) use with_d_type::{list_kinds, list_names, stat_and_list_kinds};
 
     #[cfg(not(any(
         target_os = "linux",
@@ -275,6 +309,18 @@ mod listing {
                 })
                 .collect())
         }
+
+        /// `Vfs::metadata_and_list`: a `stat`, then the listing of a folder.
+        #[allow(clippy::type_complexity)]
+        pub(in crate::vfs) fn stat_and_list_kinds(
+            path: &Path,
+        ) -> io::Result<(
+            FileStat,
+            Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
+        )> {
+            let meta = FileStat::from_std(&fs::metadata(path)?);
+            Ok((meta, meta.is_dir().then(|| list_kinds(path))))
+        }
     }
 
     #[cfg(any(
@@ -289,14 +335,15 @@ mod listing {
     ))]
     mod with_d_type {
         use std::ffi::{OsStr, OsString};
+        use std::fs::File;
         use std::io;
-        use std::os::fd::BorrowedFd;
+        use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
         use std::os::unix::ffi::OsStrExt as _;
         use std::path::Path;
 
-        use rustix::fs::{AtFlags, CWD, Dir, FileType, Mode, OFlags, openat, statat};
+        use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, openat, statat};
 
-        use super::super::FileKind;
+        use super::super::{FileKind, FileStat};
 
         /// The entries of the folder `path` with their kinds (as `lstat` would
         /// tell; `None` where even that fails). On Linux, one `open`, the
@@ -306,9 +353,32 @@ mod listing {
         pub(in crate::vfs) fn list_kinds(
             path: &Path,
         ) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
-            let (dir, entries) = entries(path)?;
-            let fd = dir.fd()?;
-            Ok(entries
+            kinds_of(open_dir(path)?.as_fd())
+        }
+
+        /// `Vfs::metadata_and_list`: the folder is opened once, its handle
+        /// `fstat`ed and then listed. What cannot be opened as a folder (a
+        /// file, a missing path, a folder this process may not read) is
+        /// `stat`ed by path instead, which tells which it is.
+        #[allow(clippy::type_complexity)]
+        pub(in crate::vfs) fn stat_and_list_kinds(
+            path: &Path,
+        ) -> io::Result<(
+            FileStat,
+            Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
+        )> {
+            let Ok(fd) = open_dir(path) else {
+                let meta = FileStat::from_std(&std::fs::metadata(path)?);
+                return Ok((meta, meta.is_dir().then(|| list_kinds(path))));
+            };
+            let file = File::from(fd);
+            let meta = FileStat::from_std(&file.metadata()?);
+            Ok((meta, Some(kinds_of(file.as_fd()))))
+        }
+
+        /// The entries of the open folder `fd` with their kinds.
+        fn kinds_of(fd: BorrowedFd<'_>) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
+            Ok(read_entries(fd)?
                 .into_iter()
                 .map(|(name, d_type)| {
                     let kind = classify(fd, &name, d_type);
@@ -320,31 +390,60 @@ mod listing {
         /// The names of the entries of the folder `path`: [`list_kinds`] without
         /// the kinds, so an entry without a `d_type` costs no `lstat`.
         pub(in crate::vfs) fn list_names(path: &Path) -> io::Result<Vec<OsString>> {
-            Ok(entries(path)?.1.into_iter().map(|(name, _)| name).collect())
+            let fd = open_dir(path)?;
+            Ok(read_entries(fd.as_fd())?
+                .into_iter()
+                .map(|(name, _)| name)
+                .collect())
         }
 
-        /// The folder `path`, opened, and its entries with their `d_type`.
-        fn entries(path: &Path) -> io::Result<(Dir, Vec<(OsString, FileType)>)> {
-            let fd = openat(
+        /// Opens the folder `path` for listing.
+        fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+            Ok(openat(
                 CWD,
                 path,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
                 Mode::empty(),
-            )?;
-            let mut dir = Dir::new(fd)?;
-            let entries = collect(dir.by_ref().map(|entry| {
+            )?)
+        }
+
+        /// The entries of the open folder `fd` with their `d_type`. On Linux
+        /// and Android through `RawDir`, which hands out each name from its
+        /// buffer (`Dir` allocates one per entry).
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        pub(super) fn read_entries(fd: BorrowedFd<'_>) -> io::Result<Vec<(OsString, FileType)>> {
+            let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+            let mut dir = rustix::fs::RawDir::new(fd, &mut buf);
+            let mut out = Vec::new();
+            while let Some(entry) = dir.next() {
+                let entry = entry?;
+                let name = entry.file_name().to_bytes();
+                if name != b"." && name != b".." {
+                    out.push((OsStr::from_bytes(name).to_os_string(), entry.file_type()));
+                }
+            }
+            Ok(out)
+        }
+
+        /// The entries of the open folder `fd` with their `d_type`.
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        pub(super) fn read_entries(fd: BorrowedFd<'_>) -> io::Result<Vec<(OsString, FileType)>> {
+            let mut dir = rustix::fs::Dir::read_from(fd)?;
+            collect(dir.by_ref().map(|entry| {
                 entry.map(|e| {
                     let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
                     (name, e.file_type())
                 })
-            }))?;
-            Ok((dir, entries))
+            }))
         }
 
         /// The entries a listing yields, names with their `d_type`, without `.`
         /// and `..`. An error (anything but the end, which ends the iterator)
         /// fails the whole listing: a listing cut short would hide entries, so
-        /// the caller treats the folder as unreadable instead.
+        /// the caller treats the folder as unreadable instead. (The Linux
+        /// listing does the same inline, skipping `.` and `..` before it
+        /// copies a name.)
+        #[cfg(any(test, not(any(target_os = "linux", target_os = "android"))))]
         pub(super) fn collect(
             entries: impl Iterator<Item = rustix::io::Result<(OsString, FileType)>>,
         ) -> io::Result<Vec<(OsString, FileType)>> {
@@ -423,14 +522,7 @@ mod listing {
                 std::fs::write(&file, "not a folder").unwrap();
                 let fd =
                     openat(CWD, &file, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
-                let mut listing = Dir::new(fd).unwrap();
-                let result = collect(listing.by_ref().map(|entry| {
-                    entry.map(|e| {
-                        let name = OsStr::from_bytes(e.file_name().to_bytes()).to_os_string();
-                        (name, e.file_type())
-                    })
-                }));
-                let err = result.expect_err("getdents on a file");
+                let err = read_entries(fd.as_fd()).expect_err("getdents on a file");
                 assert_eq!(err.raw_os_error(), Some(Errno::NOTDIR.raw_os_error()));
             }
 
@@ -477,6 +569,39 @@ mod listing {
                     ]
                 );
             }
+
+            /// One open for the stat and the listing says what `stat` and a
+            /// listing say: for a folder, a link to one, a file, a dangling
+            /// link and a missing path.
+            #[test]
+            fn stat_and_listing_in_one_open_agree_with_the_two_calls() {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = tmp.path();
+                std::fs::create_dir(root.join("folder")).unwrap();
+                std::fs::write(root.join("folder/SKILL.md"), "x").unwrap();
+                std::fs::create_dir(root.join("folder/sub")).unwrap();
+                std::fs::write(root.join("file"), "abc").unwrap();
+                std::os::unix::fs::symlink("folder", root.join("link")).unwrap();
+                std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
+                for name in ["folder", "link"] {
+                    let path = root.join(name);
+                    let (stat, listing) = stat_and_list_kinds(&path).unwrap();
+                    let expected = FileStat::from_std(&std::fs::metadata(&path).unwrap());
+                    assert_eq!(stat, expected, "{name}");
+                    let mut listing = listing.expect("a folder is listed").unwrap();
+                    listing.sort_by(|a, b| a.0.cmp(&b.0));
+                    let mut expected = list_kinds(&path).unwrap();
+                    expected.sort_by(|a, b| a.0.cmp(&b.0));
+                    assert_eq!(listing, expected, "{name}");
+                }
+                let (stat, listing) = stat_and_list_kinds(&root.join("file")).unwrap();
+                assert!(stat.is_file() && stat.len == 3);
+                assert!(listing.is_none(), "a file is not listed");
+                for name in ["dangling", "missing"] {
+                    let err = stat_and_list_kinds(&root.join(name)).unwrap_err();
+                    assert_eq!(err.kind(), io::ErrorKind::NotFound, "{name}");
+                }
+            }
         }
     }
 }
@@ -492,6 +617,16 @@ impl Vfs for RealFs {
 
     fn read_dir_kinds(&self, path: &Path) -> io::Result<Vec<(OsString, Option<FileKind>)>> {
         list_kinds(path)
+    }
+
+    fn metadata_and_list(
+        &self,
+        path: &Path,
+    ) -> io::Result<(
+        FileStat,
+        Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
+    )> {
+        stat_and_list_kinds(path)
     }
 
     fn metadata(&self, path: &Path) -> io::Result<FileStat> {
@@ -528,6 +663,16 @@ impl Vfs for RealFs {
         cap: u64,
     ) -> io::Result<(FileStat, Vec<u8>)> {
         beneath::read_file(root, rel, cap)
+    }
+
+    fn read_beneath_into(
+        &self,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<FileStat> {
+        beneath::read_file_into(root, rel, cap, buf)
     }
 
     fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
@@ -742,6 +887,17 @@ mod counting {
         ) -> io::Result<(FileStat, Vec<u8>)> {
             self.record(FsOp::Read, &joined(root, Some(rel)));
             self.inner.read_beneath(root, rel, cap)
+        }
+
+        fn read_beneath_into(
+            &self,
+            root: &Path,
+            rel: &ResourcePath,
+            cap: u64,
+            buf: &mut Vec<u8>,
+        ) -> io::Result<FileStat> {
+            self.record(FsOp::Read, &joined(root, Some(rel)));
+            self.inner.read_beneath_into(root, rel, cap, buf)
         }
 
         fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
