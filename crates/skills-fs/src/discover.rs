@@ -54,7 +54,10 @@ use std::ffi::OsString;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use skills_core::{Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes};
+use skills_core::{
+    Code, Diagnostic, Origin, ResourcePath, SkillDocument, parse_skill_md_bytes,
+    parse_skill_md_bytes_metadata,
+};
 
 use crate::beneath::Refusal;
 
@@ -225,15 +228,9 @@ pub(crate) fn discover_watched_with(
     );
     let mut skill_mds = Vec::with_capacity(loaded.len());
     let mut sidecars = Vec::new();
-    for (found, loaded) in loaded {
-        // A Markdown file at the top level that is not a skill.
-        let Some(mut loaded) = loaded else {
-            continue;
-        };
-        if let Some(document) = &mut loaded.skill.document {
-            document.metadata.path = Some(found.path.clone());
-        }
-        loaded.skill.path = Some(found.path);
+    out.skills.reserve(loaded.len());
+    // `None`: a Markdown file at the top level that is not a skill.
+    for loaded in loaded.into_iter().flatten() {
         out.skills.push(loaded.skill);
         skill_mds.push(loaded.md);
         sidecars.extend(loaded.sidecar);
@@ -269,25 +266,24 @@ pub(crate) struct LoadedMd {
     pub(crate) sidecar: Option<Stamp>,
 }
 
-/// Reads and parses one skill the walk found; `None` for a Markdown file
-/// that is not a skill. Without `bodies`, the document comes back with an
-/// empty body.
-fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: &Pending, bodies: bool) -> Option<LoadedMd> {
+/// Reads and parses one skill the walk found, and gives it its path below
+/// the root; `None` for a Markdown file that is not a skill. Without
+/// `bodies`, the document comes back with an empty body.
+fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: Pending, bodies: bool) -> Option<LoadedMd> {
     let mut loaded = match p.agents {
         Some(hint) => Some(load_skill_md(
-            vfs,
-            &p.dir,
-            p.md.clone(),
-            p.stat,
-            hint,
-            options,
+            vfs, &p.dir, p.md, p.stat, hint, options, bodies,
         )),
         None => load_skill_file(vfs, &p.dir, p.stat, options),
-    };
-    if !bodies && let Some(document) = loaded.as_mut().and_then(|l| l.skill.document.as_mut()) {
-        document.body = String::new();
+    }?;
+    if let Some(document) = &mut loaded.skill.document {
+        if !bodies {
+            document.body = String::new();
+        }
+        document.metadata.path = Some(p.path.clone());
     }
-    loaded
+    loaded.skill.path = Some(p.path);
+    Some(loaded)
 }
 
 /// Finds the `SKILL.md` of a folder (`skill.md` as a fallback), through `vfs`.
@@ -315,7 +311,7 @@ pub(crate) fn load_skill_dir_stamped(
 ) -> (DiscoveredSkill, Vec<Stamp>) {
     match find_skill_md_in(vfs, dir) {
         Some(md) => {
-            let loaded = load_skill_md(vfs, dir, md, None, hint, options);
+            let loaded = load_skill_md(vfs, dir, md, None, hint, options, true);
             let stamps = std::iter::once(loaded.md).chain(loaded.sidecar).collect();
             (loaded.skill, stamps)
         }
@@ -489,6 +485,7 @@ fn load_skill_md(
     stat: Option<FileStat>,
     hint: AgentsHint,
     options: &FsOptions,
+    body: bool,
 ) -> LoadedMd {
     let mut skill = DiscoveredSkill::empty(dir);
     let failed = |skill: DiscoveredSkill, md: &Path, stat: Option<FileStat>| LoadedMd {
@@ -516,8 +513,18 @@ fn load_skill_md(
         let stat = stat.or_else(|| vfs.metadata(&md).ok());
         return failed(skill, &md, stat);
     };
-    let (meta, bytes) = match read_stamped(vfs, dir, &name, &md, stat, options.max_skill_md_bytes) {
-        Ok(read) => read,
+    let mut bytes = take_read_buffer();
+    let read = read_stamped(
+        vfs,
+        dir,
+        &name,
+        &md,
+        stat,
+        options.max_skill_md_bytes,
+        &mut bytes,
+    );
+    let meta = match read {
+        Ok(meta) => meta,
         Err((stamp, err)) => {
             let diag = match Refusal::of(&err) {
                 Some(Refusal::NotRegular(kind)) => {
@@ -568,11 +575,17 @@ fn load_skill_md(
         .unwrap_or(dir)
         .file_name()
         .and_then(|n| n.to_str());
-    let outcome = parse_skill_md_bytes(
+    let parse = if body {
+        parse_skill_md_bytes
+    } else {
+        parse_skill_md_bytes_metadata
+    };
+    let outcome = parse(
         &bytes,
         Origin::new(Some(&file), dir_name),
         &options.validation,
     );
+    give_back_read_buffer(bytes);
     skill.document = outcome.document;
     skill.diagnostics = outcome.diagnostics;
     let sidecar = match &mut skill.document {
@@ -592,9 +605,35 @@ fn load_skill_md(
     }
 }
 
+/// The largest read buffer a thread keeps between two `SKILL.md` reads:
+/// most files are a few KiB; a rare large one is not held on to.
+const KEPT_READ_BUFFER: usize = 256 * 1024;
+
+thread_local! {
+    /// This thread's buffer for reading `SKILL.md` files: reused, so that
+    /// thousands of reads make no allocation of a few KiB each (each of
+    /// which, as a "large" request to the C allocator, also merges its
+    /// free lists).
+    static READ_BUFFER: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// This thread's read buffer (empty if another read holds it).
+fn take_read_buffer() -> Vec<u8> {
+    READ_BUFFER.with(std::cell::Cell::take)
+}
+
+/// Gives `buf` back for the next read on this thread, unless it grew large.
+fn give_back_read_buffer(mut buf: Vec<u8>) {
+    if buf.capacity() <= KEPT_READ_BUFFER {
+        buf.clear();
+        READ_BUFFER.with(|kept| kept.set(buf));
+    }
+}
+
 /// Reads the watched file `rel` beneath the skill folder `dir` (at `path`;
-/// `stat`: its `metadata` when the caller took one before). On success, the
-/// stat is the `fstat` of the handle that was read, taken before reading.
+/// `stat`: its `metadata` when the caller took one before) into `buf`. On
+/// success, the stat is the `fstat` of the handle that was read, taken
+/// before reading.
 ///
 /// On failure, the error comes with the stat to stamp the file with, which
 /// must not be taken after the read that failed: a fix landing between the
@@ -611,8 +650,9 @@ pub(crate) fn read_stamped(
     path: &Path,
     stat: Option<FileStat>,
     cap: u64,
-) -> Result<(FileStat, Vec<u8>), (Option<FileStat>, io::Error)> {
-    let err = match vfs.read_beneath(dir, rel, cap) {
+    buf: &mut Vec<u8>,
+) -> Result<FileStat, (Option<FileStat>, io::Error)> {
+    let err = match vfs.read_beneath_into(dir, rel, cap, buf) {
         Ok(read) => return Ok(read),
         Err(err) => err,
     };
@@ -620,7 +660,8 @@ pub(crate) fn read_stamped(
         return Err((stat, err));
     }
     let before = vfs.metadata(path).ok();
-    vfs.read_beneath(dir, rel, cap).map_err(|err| (before, err))
+    vfs.read_beneath_into(dir, rel, cap, buf)
+        .map_err(|err| (before, err))
 }
 
 /// How many found skills the walk gathers before handing them over.
@@ -829,7 +870,21 @@ impl Walk<'_> {
                 }
                 continue;
             }
-            let meta = match self.vfs.metadata(&path) {
+            // A folder whose skills will be searched is stat'ed and listed
+            // in one go (one lookup of its path); the listing is used below,
+            // once the folder is entered.
+            let search = self.options.nested_skills
+                && depth < self.options.max_depth
+                && self.dirs_seen < self.options.max_dirs;
+            let (stat, mut listing) = if search {
+                match self.vfs.metadata_and_list(&path) {
+                    Ok((meta, listing)) => (Ok(meta), listing),
+                    Err(err) => (Err(err), None),
+                }
+            } else {
+                (self.vfs.metadata(&path), None)
+            };
+            let meta = match stat {
                 Ok(meta) if meta.is_dir() => meta,
                 Ok(meta) => {
                     if depth == 1
@@ -869,7 +924,9 @@ impl Walk<'_> {
             let mut ask = true;
             if self.options.nested_skills
                 && depth < self.options.max_depth
-                && let Ok(entries) = self.vfs.read_dir_kinds(&path)
+                && let Ok(entries) = listing
+                    .take()
+                    .unwrap_or_else(|| self.vfs.read_dir_kinds(&path))
             {
                 let manifest = manifest_in(&entries);
                 if let Manifest::Found(md) = manifest {

@@ -117,8 +117,18 @@ pub(crate) fn apply(
     let rel = ResourcePath::parse(OPENAI_YAML).ok()?;
     let _span = tracing::debug_span!("openai_yaml", path = %file).entered();
     // Stamped before the read that decides (see `read_stamped`).
-    let (stamp, err) = match read_stamped(vfs, dir, &rel, &path, None, MAX_OPENAI_YAML_BYTES) {
-        Ok((stat, bytes)) => {
+    let mut bytes = Vec::new();
+    let read = read_stamped(
+        vfs,
+        dir,
+        &rel,
+        &path,
+        None,
+        MAX_OPENAI_YAML_BYTES,
+        &mut bytes,
+    );
+    let (stamp, err) = match read {
+        Ok(stat) => {
             tracing::debug!(bytes = bytes.len(), "read agents/openai.yaml");
             diagnostics.extend(map_into(&bytes, metadata).into_iter().map(warn));
             return Some(Stamp::new(&path, Some(stat)));

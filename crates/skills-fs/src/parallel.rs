@@ -93,32 +93,57 @@ impl<T> Feed<'_, T> {
     }
 }
 
+/// The results of [`map_streamed`], in the order their items were handed
+/// over: kept in the parts the workers made, so that thousands of results
+/// are not moved into one more vector before the caller takes them.
+pub(crate) struct Mapped<R> {
+    parts: Vec<Vec<R>>,
+    len: usize,
+}
+
+impl<R> Mapped<R> {
+    /// How many results there are.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl<R> IntoIterator for Mapped<R> {
+    type Item = R;
+    type IntoIter = std::iter::Flatten<std::vec::IntoIter<Vec<R>>>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.parts.into_iter().flatten()
+    }
+}
+
 /// Runs `produce`, which hands items to its [`Feed`] as it finds them, and
 /// maps every item with `f` meanwhile: once [`PARALLEL_MIN_ITEMS`] items have
 /// come, worker threads (one fewer than [`map`] would use: the producer keeps
 /// its own) take them in batches of [`STREAM_BATCH`]; when `produce`
 /// returns, the calling thread joins them. Returns what `produce` returned,
-/// and every item with its result, in the order the items were handed over:
-/// the same as mapping them one by one afterwards. Fewer items, or one core,
-/// are mapped after `produce` returns, like [`map`]. A panic in `f` is
-/// re-raised on the calling thread.
-pub(crate) fn map_streamed<T, R, O, P, F>(produce: P, f: F) -> (O, Vec<(T, R)>)
+/// and the result of every item, in the order the items were handed over:
+/// the same as mapping them one by one afterwards. `f` takes each item by
+/// value, so what it does not keep is freed on the thread that mapped it.
+/// Fewer items, or one core, are mapped after `produce` returns, on the
+/// calling thread. A panic in `f` is re-raised on the calling thread.
+pub(crate) fn map_streamed<T, R, O, P, F>(produce: P, f: F) -> (O, Mapped<R>)
 where
-    T: Send + Sync,
+    T: Send,
     R: Send,
     P: FnOnce(&mut Feed<'_, T>) -> O,
-    F: Fn(&T) -> R + Sync,
+    F: Fn(T) -> R + Sync,
 {
     map_streamed_on(threads().saturating_sub(1), produce, f)
 }
 
 /// [`map_streamed`] with `workers` worker threads besides the producer's.
-fn map_streamed_on<T, R, O, P, F>(workers: usize, produce: P, f: F) -> (O, Vec<(T, R)>)
+fn map_streamed_on<T, R, O, P, F>(workers: usize, produce: P, f: F) -> (O, Mapped<R>)
 where
-    T: Send + Sync,
+    T: Send,
     R: Send,
     P: FnOnce(&mut Feed<'_, T>) -> O,
-    F: Fn(&T) -> R + Sync,
+    F: Fn(T) -> R + Sync,
 {
     let (tx, rx) = mpsc::channel::<(usize, Vec<T>)>();
     let queue = Mutex::new(rx);
@@ -155,13 +180,18 @@ where
             let mut feed = Feed { send: &mut send };
             produce(&mut feed)
         };
-        if handles.is_empty() {
-            drop(tx);
-            let held = std::mem::take(&mut held);
-            let results = map(&held, f);
-            return (out, held.into_iter().zip(results).collect());
-        }
         drop(tx);
+        if handles.is_empty() {
+            let done: Vec<R> = std::mem::take(&mut held).into_iter().map(f).collect();
+            let len = done.len();
+            return (
+                out,
+                Mapped {
+                    parts: vec![done],
+                    len,
+                },
+            );
+        }
         let mut parts = drain(queue, f);
         for handle in handles {
             match handle.join() {
@@ -170,19 +200,17 @@ where
             }
         }
         parts.sort_unstable_by_key(|(start, _)| *start);
-        let done = parts.into_iter().flat_map(|(_, part)| part).collect();
-        (out, done)
+        let len = parts.iter().map(|(_, part)| part.len()).sum();
+        let parts = parts.into_iter().map(|(_, part)| part).collect();
+        (out, Mapped { parts, len })
     })
 }
 
 /// A [`map_streamed`] worker: maps batches from `queue` until it is closed
 /// and empty; each batch comes back with its start index.
-fn drain<T, R, F>(
-    queue: &Mutex<mpsc::Receiver<(usize, Vec<T>)>>,
-    f: &F,
-) -> Vec<(usize, Vec<(T, R)>)>
+fn drain<T, R, F>(queue: &Mutex<mpsc::Receiver<(usize, Vec<T>)>>, f: &F) -> Vec<(usize, Vec<R>)>
 where
-    F: Fn(&T) -> R,
+    F: Fn(T) -> R,
 {
     let mut done = Vec::new();
     loop {
@@ -192,14 +220,7 @@ where
         let Ok((start, batch)) = next else {
             return done;
         };
-        let part = batch
-            .into_iter()
-            .map(|item| {
-                let result = f(&item);
-                (item, result)
-            })
-            .collect();
-        done.push((start, part));
+        done.push((start, batch.into_iter().map(f).collect()));
     }
 }
 
@@ -246,9 +267,11 @@ mod tests {
                     feed.send(Vec::new());
                     len
                 },
-                |i| i * 2,
+                |i| (i, i * 2),
             );
             assert_eq!(sent, len);
+            assert_eq!(done.len(), len);
+            let done: Vec<(usize, usize)> = done.into_iter().collect();
             let expected: Vec<(usize, usize)> = items.iter().map(|&i| (i, i * 2)).collect();
             assert_eq!(
                 done, expected,
@@ -276,7 +299,7 @@ mod tests {
             },
             |i| {
                 mapped.fetch_add(1, Ordering::SeqCst);
-                *i
+                i
             },
         );
         assert!(seen > 0, "no item was mapped before the producer returned");
@@ -289,7 +312,7 @@ mod tests {
             map_streamed_on(
                 2,
                 |feed| feed.send((0..PARALLEL_MIN_ITEMS * 4).collect::<Vec<usize>>()),
-                |i| assert!(*i != 100, "item 100"),
+                |i| assert!(i != 100, "item 100"),
             )
         });
         assert!(result.is_err());
