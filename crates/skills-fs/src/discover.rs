@@ -49,6 +49,7 @@
 //!   there is an `openai-yaml-invalid` warning, never an error.
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::io;
@@ -137,27 +138,29 @@ impl Discovery {
     pub fn index_by_name(&mut self) -> BTreeMap<String, usize> {
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
         for i in 0..self.skills.len() {
-            let Some(name) = self.skills[i].name().map(str::to_owned) else {
+            let Some(name) = self.skills[i].name() else {
                 continue;
             };
-            match index.get(&name) {
-                Some(&first) => {
-                    let winner = self.skills[first].dir.display().to_string();
-                    let loser = &mut self.skills[i];
-                    let message = format!(
-                        "skill `{name}` in `{}` is ignored: `{winner}` has the same name and was found first",
-                        loser.dir.display()
-                    );
-                    let mut diag = Diagnostic::warning(Code::SkillDuplicate, message);
-                    if let Some(md) = &loser.skill_md {
-                        diag = diag.in_file(md.display().to_string());
-                    }
-                    loser.diagnostics.push(diag);
+            // One search of the map per skill; the name is copied once, as
+            // its key.
+            let (name, first) = match index.entry(name.to_owned()) {
+                Entry::Vacant(slot) => {
+                    slot.insert(i);
+                    continue;
                 }
-                None => {
-                    index.insert(name, i);
-                }
+                Entry::Occupied(slot) => (slot.key().clone(), *slot.get()),
+            };
+            let winner = self.skills[first].dir.display().to_string();
+            let loser = &mut self.skills[i];
+            let message = format!(
+                "skill `{name}` in `{}` is ignored: `{winner}` has the same name and was found first",
+                loser.dir.display()
+            );
+            let mut diag = Diagnostic::warning(Code::SkillDuplicate, message);
+            if let Some(md) = &loser.skill_md {
+                diag = diag.in_file(md.display().to_string());
             }
+            loser.diagnostics.push(diag);
         }
         index
     }
