@@ -11,7 +11,10 @@
 //! `FsProvider::new` + `list` (`skills list`) and the same plus
 //! `Catalog::render` (`skills catalog`). Prints each case's median wall time
 //! and, on Linux, its CPU time per round (user + system, all threads, from
-//! `/proc/self/stat`), each with its ratio to the floor. Interleaving the
+//! `/proc/self/stat`), each with its ratio to the floor, and the median
+//! time to drop what the case kept (provider, catalog), which is not in the
+//! case's wall or CPU time: discovery ends with the catalog in hand.
+//! Interleaving the
 //! cases makes the ratios hold on a busy machine, where the criterion group
 //! `discovery_floor_3000` (one case after the other) drifts with the load.
 
@@ -20,7 +23,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use skills_core::{RenderOptions, SkillProvider};
+use skills_core::{Catalog, RenderOptions, SkillProvider};
 use skills_fs::{FsOptions, FsProvider};
 
 const SKILLS: usize = 3_000;
@@ -60,10 +63,15 @@ fn read_every_skill_md(dir: &Path) -> std::io::Result<usize> {
     Ok(total)
 }
 
-fn run(case: Case, root: &Path) -> Result<(), Box<dyn Error>> {
+/// What a case keeps when it is done: dropped after the clock stops, and
+/// timed on its own (the teardown).
+type Kept = Option<(FsProvider, Catalog, Option<String>)>;
+
+fn run(case: Case, root: &Path) -> Result<Kept, Box<dyn Error>> {
     match case {
         Case::Floor => {
             black_box(read_every_skill_md(root)?);
+            Ok(None)
         }
         Case::List | Case::Catalog => {
             let provider = FsProvider::new([root.to_path_buf()], FsOptions::default());
@@ -71,13 +79,11 @@ fn run(case: Case, root: &Path) -> Result<(), Box<dyn Error>> {
             if catalog.len() != SKILLS {
                 return Err(format!("listed {} skills, not {SKILLS}", catalog.len()).into());
             }
-            if matches!(case, Case::Catalog) {
-                black_box(catalog.render(&RenderOptions::default()));
-            }
-            black_box(catalog);
+            let rendered =
+                matches!(case, Case::Catalog).then(|| catalog.render(&RenderOptions::default()));
+            Ok(Some((provider, catalog, rendered)))
         }
     }
-    Ok(())
 }
 
 /// User + system CPU time of this process so far, in clock ticks (Linux).
@@ -105,29 +111,32 @@ fn main() -> Result<(), Box<dyn Error>> {
         std::thread::sleep(std::time::Duration::from_millis(2_100));
     }
     let mut wall: [Vec<f64>; 3] = Default::default();
+    let mut teardown: [Vec<f64>; 3] = Default::default();
     let mut ticks = [Some(0u64); 3];
     for _ in 0..rounds.max(1) {
         for (i, case) in Case::ALL.into_iter().enumerate() {
             let before = cpu_ticks();
             let start = Instant::now();
-            run(case, &root)?;
+            let kept = black_box(run(case, &root)?);
             wall[i].push(start.elapsed().as_secs_f64() * 1e3);
             ticks[i] = match (ticks[i], before, cpu_ticks()) {
                 (Some(sum), Some(before), Some(after)) => Some(sum + after.saturating_sub(before)),
                 _ => None,
             };
+            let start = Instant::now();
+            drop(kept);
+            teardown[i].push(start.elapsed().as_secs_f64() * 1e3);
         }
     }
     let rounds = rounds.max(1) as f64;
     // `/proc` counts in USER_HZ ticks: 100 per second on Linux.
     let cpu_ms = ticks.map(|t| t.map(|t| t as f64 * 10.0 / rounds));
-    let medians: Vec<f64> = wall
-        .iter_mut()
-        .map(|times| {
-            times.sort_by(f64::total_cmp);
-            times[times.len() / 2]
-        })
-        .collect();
+    let median = |times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        times[times.len() / 2]
+    };
+    let medians: Vec<f64> = wall.iter_mut().map(median).collect();
+    let teardowns: Vec<f64> = teardown.iter_mut().map(median).collect();
     for (i, case) in Case::ALL.into_iter().enumerate() {
         let cpu = match (cpu_ms[i], cpu_ms[0]) {
             (Some(cpu), Some(floor)) if floor > 0.0 => {
@@ -136,10 +145,11 @@ fn main() -> Result<(), Box<dyn Error>> {
             _ => String::new(),
         };
         println!(
-            "{:17} median wall {:7.1} ms ({:.2}×){cpu}",
+            "{:17} median wall {:7.1} ms ({:.2}×){cpu}  teardown {:5.1} ms",
             case.name(),
             medians[i],
             medians[i] / medians[0],
+            teardowns[i],
         );
     }
     Ok(())
