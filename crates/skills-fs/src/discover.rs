@@ -192,9 +192,10 @@ pub(crate) fn discover_watched(vfs: &dyn Vfs, roots: &[PathBuf], options: &FsOpt
     discover_watched_with(vfs, roots, options, true)
 }
 
-/// [`discover_watched`]; without `bodies`, every document's body is dropped
-/// (left empty) on the thread that parsed it, for a caller that keeps only
-/// metadata: freeing thousands of bodies later on one thread costs more.
+/// [`discover_watched`]; without `bodies`, for a caller that keeps only
+/// metadata, no document keeps its body (it is never copied) and a skill
+/// with a document has its path in the metadata only
+/// ([`DiscoveredSkill::path`] is `None`).
 pub(crate) fn discover_watched_with(
     vfs: &dyn Vfs,
     roots: &[PathBuf],
@@ -271,7 +272,8 @@ pub(crate) struct LoadedMd {
 
 /// Reads and parses one skill the walk found, and gives it its path below
 /// the root; `None` for a Markdown file that is not a skill. Without
-/// `bodies`, the document comes back with an empty body.
+/// `bodies`, the document comes back with an empty body, and a skill with
+/// a document has its path in the document's metadata only.
 fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: Pending, bodies: bool) -> Option<LoadedMd> {
     let mut loaded = match p.agents {
         Some(hint) => Some(load_skill_md(
@@ -279,13 +281,19 @@ fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: Pending, bodies: bool) -> Opt
         )),
         None => load_skill_file(vfs, &p.dir, p.stat, options),
     }?;
-    if let Some(document) = &mut loaded.skill.document {
-        if !bodies {
+    match &mut loaded.skill.document {
+        // Without bodies (a snapshot, which keeps the metadata and drops the
+        // rest), only the metadata holds the path.
+        Some(document) if !bodies => {
             document.body = String::new();
+            document.metadata.path = Some(p.path);
         }
-        document.metadata.path = Some(p.path.clone());
+        Some(document) => {
+            document.metadata.path = Some(p.path.clone());
+            loaded.skill.path = Some(p.path);
+        }
+        None => loaded.skill.path = Some(p.path),
     }
-    loaded.skill.path = Some(p.path);
     Some(loaded)
 }
 
@@ -496,7 +504,11 @@ fn load_skill_md(
         md: Stamp::new(md, stat),
         sidecar: None,
     };
-    let file = md.display().to_string();
+    // A UTF-8 path is copied as it is (`display` goes through the
+    // formatter and a lossy decode for every skill).
+    let file = md
+        .to_str()
+        .map_or_else(|| md.display().to_string(), str::to_owned);
     skill.skill_md = Some(md.clone());
     let error =
         |code: Code, message: String| Diagnostic::error(code, message).in_file(file.clone());
