@@ -793,6 +793,18 @@ impl Walk<'_> {
         self.sent + self.pending.len() - 1
     }
 
+    /// [`Walk::load`] of a skill folder whose listing was made: takes the
+    /// folder's path and name, and its `agents` hint.
+    fn queue(&mut self, dir: PathBuf, path: String, md: PathBuf, agents: Option<AgentsHint>) {
+        self.pending.push(Pending {
+            dir,
+            path,
+            md,
+            stat: None,
+            agents,
+        });
+    }
+
     /// Queues the Markdown file `file` at the root's top level (named `name`,
     /// stat'ed as `meta`) as a candidate single-file skill, and stamps it:
     /// editing it in place can turn it into a skill or change one.
@@ -945,11 +957,20 @@ impl Walk<'_> {
             {
                 let manifest = manifest_in(&entries);
                 if let Manifest::Found(md) = manifest {
-                    let at = self.load(&path, &child_rel, path.join(md), None);
-                    if let Some(found) = self.pending_mut(at) {
-                        found.agents = Some(AgentsHint::from_listing(&entries));
+                    let md = path.join(md);
+                    let agents = Some(AgentsHint::from_listing(&entries));
+                    // The folder's path and name move into the queue unless
+                    // a nested search still needs them.
+                    if entries
+                        .iter()
+                        .any(|(name, kind)| nest_candidate(self.options, name, *kind).is_some())
+                    {
+                        self.queue(path.clone(), child_rel.clone(), md, agents);
+                        found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
+                    } else {
+                        self.queue(path, child_rel, md, agents);
+                        found += 1;
                     }
-                    found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
                     continue;
                 }
                 // A name a case-insensitive file system might take for
@@ -1024,15 +1045,9 @@ impl Walk<'_> {
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut found = 0;
         for (name, kind) in entries {
-            let Some(text) = name.to_str() else {
+            let Some(text) = nest_candidate(self.options, &name, kind) else {
                 continue;
             };
-            if text.starts_with('.')
-                || self.options.skip_dirs.iter().any(|d| d == text)
-                || kind.is_some_and(|k| k != FileKind::Dir)
-            {
-                continue;
-            }
             let path = dir.join(&name);
             let meta = match self.vfs.symlink_metadata(&path) {
                 Ok(meta) if meta.is_dir() => meta,
@@ -1135,6 +1150,22 @@ impl Walk<'_> {
 
 /// The name of the folder `dir` (of the real folder for `.` or `..`), for the
 /// path of a root that is itself a skill folder.
+/// The name of the entry `name` (of kind `kind`, `None` when the listing did
+/// not tell) of a skill folder, or of a folder inside one, when a search for
+/// nested skills looks into it: a visible folder (or an entry of unknown
+/// kind) with a UTF-8 name not in [`FsOptions::skip_dirs`].
+fn nest_candidate<'n>(
+    options: &FsOptions,
+    name: &'n OsString,
+    kind: Option<FileKind>,
+) -> Option<&'n str> {
+    let text = name.to_str()?;
+    let skipped = text.starts_with('.')
+        || options.skip_dirs.iter().any(|d| d == text)
+        || kind.is_some_and(|k| k != FileKind::Dir);
+    (!skipped).then_some(text)
+}
+
 fn folder_name(vfs: &dyn Vfs, dir: &Path) -> String {
     let canonical = dir
         .file_name()
