@@ -49,7 +49,6 @@
 //!   there is an `openai-yaml-invalid` warning, never an error.
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
-use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::io;
@@ -136,20 +135,31 @@ impl Discovery {
     /// Picks the first usable skill of each name and adds a `skill-duplicate`
     /// warning to every later one. Returns name → index into `skills`.
     pub fn index_by_name(&mut self) -> BTreeMap<String, usize> {
-        let mut index: BTreeMap<String, usize> = BTreeMap::new();
-        for i in 0..self.skills.len() {
-            let Some(name) = self.skills[i].name() else {
-                continue;
-            };
-            // One search of the map per skill; the name is copied once, as
-            // its key.
-            let (name, first) = match index.entry(name.to_owned()) {
-                Entry::Vacant(slot) => {
-                    slot.insert(i);
-                    continue;
+        // Sorted by name, equal names in the order found (a stable sort):
+        // the first of each run wins. Names mostly come in folder order,
+        // nearly sorted already, and the map is built from sorted keys
+        // without a search per key.
+        let mut order: Vec<(&str, usize)> = self
+            .skills
+            .iter()
+            .enumerate()
+            .filter_map(|(i, skill)| skill.name().map(|name| (name, i)))
+            .collect();
+        order.sort_by(|a, b| a.0.cmp(b.0));
+        let mut index = Vec::with_capacity(order.len());
+        let mut losers = Vec::new();
+        for (k, &(name, i)) in order.iter().enumerate() {
+            match k.checked_sub(1).map(|prev| order[prev]) {
+                Some((previous, _)) if previous == name => {
+                    let winner = index
+                        .last()
+                        .map_or(i, |&(_, first): &(String, usize)| first);
+                    losers.push((name.to_owned(), i, winner));
                 }
-                Entry::Occupied(slot) => (slot.key().clone(), *slot.get()),
-            };
+                _ => index.push((name.to_owned(), i)),
+            }
+        }
+        for (name, i, first) in losers {
             let winner = self.skills[first].dir.display().to_string();
             let loser = &mut self.skills[i];
             let message = format!(
@@ -162,7 +172,7 @@ impl Discovery {
             }
             loser.diagnostics.push(diag);
         }
-        index
+        index.into_iter().collect()
     }
 }
 

@@ -516,7 +516,8 @@ impl Inner {
         let taken = self.env.clock.wall();
         let mut discovery = watched.discovery;
         let index = discovery.index_by_name();
-        let mut dirs = BTreeMap::new();
+        // In name order (the index's): the map is built from sorted keys.
+        let mut dirs = Vec::with_capacity(index.len());
         let mut single_files = BTreeSet::new();
         let mut metadata = Vec::with_capacity(index.len());
         let broken_mds: Vec<Stamp> = discovery
@@ -543,9 +544,10 @@ impl Inner {
                 } else {
                     std::mem::take(&mut skill.dir)
                 };
-                dirs.insert(name, dir);
+                dirs.push((name, dir));
             }
         }
+        let dirs: BTreeMap<String, PathBuf> = dirs.into_iter().collect();
         let diagnostics = if report {
             let mut diagnostics = discovery.diagnostics.clone();
             for skill in &discovery.skills {

@@ -182,6 +182,46 @@ fn two_skills_with_the_same_name_first_in_byte_order_wins() {
     assert_good_loads(&provider);
 }
 
+/// Three skills of one name among others whose names sort between and
+/// around theirs: the first found wins, and each of the other two is
+/// warned about once, naming it.
+#[test]
+fn of_three_skills_with_one_name_the_first_found_wins() {
+    let root = Root::new();
+    let skill = |folder: &str, name: &str| {
+        root.write(
+            &format!("{folder}/SKILL.md"),
+            format!("---\nname: {name}\ndescription: From {folder}. Use it for tests.\n---\n{folder} body.\n"),
+        );
+    };
+    skill("a1", "zed");
+    skill("a2", "twin");
+    skill("a3", "alpha");
+    skill("a4", "twin");
+    skill("a5", "mid");
+    skill("a6", "twin");
+    let provider = root.provider();
+
+    assert_eq!(
+        names(&provider),
+        vec!["alpha", "good", "mid", "twin", "zed"]
+    );
+    assert!(provider.skill_dir("twin").expect("twin").ends_with("a2"));
+    let mut duplicates = super::support::diags_with(&provider, Code::SkillDuplicate);
+    duplicates.sort_by(|a, b| a.file.cmp(&b.file));
+    assert_eq!(duplicates.len(), 2, "{duplicates:?}");
+    for (diag, loser) in duplicates.iter().zip(["a4", "a6"]) {
+        assert!(
+            diag.file
+                .as_deref()
+                .is_some_and(|f| f.ends_with(&format!("{loser}/SKILL.md"))),
+            "{diag}"
+        );
+        assert!(diag.message.contains("a2"), "names the winner: {diag}");
+    }
+    assert_good_loads(&provider);
+}
+
 #[test]
 fn same_name_in_two_roots_first_root_wins() {
     let first = Root::new();
