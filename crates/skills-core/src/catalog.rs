@@ -860,17 +860,12 @@ fn note_text(omitted: usize, names: &[&str]) -> String {
 /// characters (escape sequences must not reach a prompt or a terminal) and
 /// applies the cap.
 fn one_line(text: &str, cap: Option<usize>) -> String {
-    let mut out = String::with_capacity(text.len());
-    for word in text.split_whitespace() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        if word.chars().any(char::is_control) {
-            out.extend(word.chars().filter(|c| !c.is_control()));
-        } else {
-            out.push_str(word);
-        }
-    }
+    let mut out = if is_one_line(text) {
+        // Already one line of printable ASCII words: nothing to collapse.
+        text.to_owned()
+    } else {
+        collapse(text)
+    };
     if let Some(cap) = cap
         && out.chars().count() > cap
     {
@@ -881,6 +876,35 @@ fn one_line(text: &str, cap: Option<usize>) -> String {
         out.truncate(cut);
         out.truncate(out.trim_end().len());
         out.push('…');
+    }
+    out
+}
+
+/// Whether `text` is printable ASCII words separated by single spaces, with
+/// no space at either end: what [`collapse`] would give back unchanged
+/// (most descriptions), told in one pass over the bytes.
+fn is_one_line(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let printable = bytes.iter().all(|&b| (b' '..=b'~').contains(&b));
+    printable
+        && bytes.first() != Some(&b' ')
+        && bytes.last() != Some(&b' ')
+        && !bytes.windows(2).any(|pair| pair == b"  ")
+}
+
+/// Whitespace runs (newlines included) to one space, control characters
+/// dropped, no space at either end.
+fn collapse(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if word.chars().any(char::is_control) {
+            out.extend(word.chars().filter(|c| !c.is_control()));
+        } else {
+            out.push_str(word);
+        }
     }
     out
 }
@@ -1045,6 +1069,53 @@ fn push_escaped(
         last = i + 1;
     }
     out.push_str(&text[last..]);
+}
+
+#[cfg(test)]
+mod one_line_tests {
+    use proptest::prelude::*;
+
+    use super::{collapse, is_one_line, one_line};
+
+    proptest! {
+        /// The shortcut for text already on one line agrees with the
+        /// general collapse, on text made mostly of the characters that
+        /// decide (spaces, tabs, newlines, controls, printable ASCII, a
+        /// few non-ASCII spaces and letters).
+        #[test]
+        fn the_one_line_shortcut_agrees_with_the_collapse(
+            text in proptest::collection::vec(
+                prop_oneof![
+                    4 => proptest::char::range('!', '~'),
+                    2 => Just(' '),
+                    1 => prop::sample::select(vec!['\t', '\n', '\r', '\u{7f}', '\u{1b}', '\u{a0}', '\u{2028}', 'é', '\u{0}']),
+                ],
+                0..40,
+            ).prop_map(|chars| chars.into_iter().collect::<String>())
+        ) {
+            if is_one_line(&text) {
+                prop_assert_eq!(collapse(&text), text.clone());
+            }
+            prop_assert_eq!(one_line(&text, None), collapse(&text));
+        }
+    }
+
+    #[test]
+    fn the_shortcut_takes_plain_sentences_only() {
+        assert!(is_one_line("Reads PDFs. Use it for forms."));
+        assert!(is_one_line(""));
+        for text in [
+            " lead",
+            "trail ",
+            "two  spaces",
+            "tab\there",
+            "line\nbreak",
+            "caf\u{e9}",
+            "bell\u{7}",
+        ] {
+            assert!(!is_one_line(text), "{text:?}");
+        }
+    }
 }
 
 #[cfg(test)]
