@@ -96,12 +96,13 @@ pub fn normalize_name(raw: &str) -> String {
     }
 }
 
-/// NFKC-normalizes without trimming (directory names are compared this way).
-pub(crate) fn normalize_name_keep_space(raw: &str) -> String {
+/// NFKC-normalizes without trimming (directory names are compared this way);
+/// ASCII text is its own normal form and is not copied.
+pub(crate) fn normalize_name_keep_space(raw: &str) -> std::borrow::Cow<'_, str> {
     if raw.is_ascii() {
-        raw.to_owned()
+        std::borrow::Cow::Borrowed(raw)
     } else {
-        raw.nfkc().collect()
+        std::borrow::Cow::Owned(raw.nfkc().collect())
     }
 }
 

@@ -789,7 +789,7 @@ const DERIVE_ROUNDS: usize = 4;
 /// `-` is trimmed from both ends, repeated until nothing changes. The result
 /// always parses as a [`SkillName`] equal to itself.
 fn name_from_folder(dir: &str) -> Option<String> {
-    let mut current = name::normalize_name_keep_space(dir);
+    let mut current = name::normalize_name_keep_space(dir).into_owned();
     for _ in 0..DERIVE_ROUNDS {
         if name::chars_ok(&current) && name::normalize_name(&current) == current {
             return Some(current);
