@@ -109,39 +109,41 @@ pub(crate) fn normalize_name_keep_space(raw: &str) -> std::borrow::Cow<'_, str> 
 /// The character rules (everything but length and the directory match), on an
 /// already normalized name. Returns every broken rule with a message.
 pub(crate) fn check_chars(name: &str) -> Vec<(Code, String)> {
-    let mut problems = Vec::new();
-    if name.is_empty() {
-        problems.push((
-            Code::NameEmpty,
-            "the name must be a non-empty string".to_owned(),
-        ));
-        return problems;
-    }
-    if !is_lowercase(name) {
-        problems.push((
-            Code::NameNotLowercase,
-            format!("the name `{name}` must be lowercase"),
-        ));
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        problems.push((
-            Code::NameHyphenEdge,
-            format!("the name `{name}` must not start or end with a hyphen"),
-        ));
-    }
-    if name.contains("--") {
-        problems.push((
-            Code::NameConsecutiveHyphens,
-            format!("the name `{name}` must not contain consecutive hyphens"),
-        ));
-    }
-    if !name.chars().all(|c| c == '-' || is_letter_or_number(c)) {
-        problems.push((
-            Code::NameInvalidChars,
-            format!("the name `{name}` may only contain letters, digits and hyphens"),
-        ));
-    }
-    problems
+    broken_char_rules(name)
+        .map(|code| {
+            let message = match code {
+                Code::NameEmpty => "the name must be a non-empty string".to_owned(),
+                Code::NameNotLowercase => format!("the name `{name}` must be lowercase"),
+                Code::NameHyphenEdge => {
+                    format!("the name `{name}` must not start or end with a hyphen")
+                }
+                Code::NameConsecutiveHyphens => {
+                    format!("the name `{name}` must not contain consecutive hyphens")
+                }
+                _ => format!("the name `{name}` may only contain letters, digits and hyphens"),
+            };
+            (code, message)
+        })
+        .collect()
+}
+
+/// The codes of the rules of [`check_chars`] that `name` breaks, in the same
+/// order, without building messages: `NameEmpty` alone for an empty name,
+/// else any of `NameNotLowercase`, `NameHyphenEdge`,
+/// `NameConsecutiveHyphens` and `NameInvalidChars`.
+pub(crate) fn broken_char_rules(name: &str) -> impl Iterator<Item = Code> {
+    let rules = if name.is_empty() {
+        [Some(Code::NameEmpty), None, None, None]
+    } else {
+        [
+            (!is_lowercase(name)).then_some(Code::NameNotLowercase),
+            (name.starts_with('-') || name.ends_with('-')).then_some(Code::NameHyphenEdge),
+            name.contains("--").then_some(Code::NameConsecutiveHyphens),
+            (!name.chars().all(|c| c == '-' || is_letter_or_number(c)))
+                .then_some(Code::NameInvalidChars),
+        ]
+    };
+    rules.into_iter().flatten()
 }
 
 /// Whether `name` breaks none of the rules of [`check_chars`]: the same

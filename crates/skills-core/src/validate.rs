@@ -822,9 +822,8 @@ fn slug_round(text: &str) -> String {
 
 /// The broken character rules of a name, in words.
 fn name_problems(name: &str) -> String {
-    let words: Vec<&str> = name::check_chars(name)
-        .into_iter()
-        .map(|(code, _)| match code {
+    let words: Vec<&str> = name::broken_char_rules(name)
+        .map(|code| match code {
             Code::NameNotLowercase => "uppercase letters",
             Code::NameHyphenEdge => "a hyphen at the start or end",
             Code::NameConsecutiveHyphens => "`--`",
