@@ -49,6 +49,7 @@
 //!   there is an `openai-yaml-invalid` warning, never an error.
 //! * A bad skill yields diagnostics and is skipped; it never stops discovery.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::io;
@@ -525,10 +526,14 @@ fn load_skill_md(
     let _span = tracing::debug_span!("skill_md", path = %file).entered();
     // Read by handle beneath the skill folder, like every resource: a link
     // inside the folder is followed, one leading out is refused.
-    let name = md
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| ResourcePath::parse(n).ok());
+    // `SKILL.md` itself (nearly always) is parsed once per process.
+    static SKILL_MD: std::sync::LazyLock<Option<ResourcePath>> =
+        std::sync::LazyLock::new(|| ResourcePath::parse("SKILL.md").ok());
+    let name = match md.file_name().and_then(|n| n.to_str()) {
+        Some("SKILL.md") => SKILL_MD.as_ref().map(Cow::Borrowed),
+        Some(other) => ResourcePath::parse(other).ok().map(Cow::Owned),
+        None => None,
+    };
     let Some(name) = name else {
         skill.diagnostics.push(error(
             Code::IoError,
