@@ -593,7 +593,10 @@ fn load_skill_md(
         }
     };
     tracing::debug!(bytes = bytes.len(), "read SKILL.md");
-    let stamp = Stamp::new(&md, Some(meta));
+    let stamp = Stamp {
+        path: md,
+        stat: Some(meta),
+    };
     // `.` or `..` have no file name: use the real folder's name.
     let canonical = dir
         .file_name()
