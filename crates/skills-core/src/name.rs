@@ -96,6 +96,15 @@ pub fn normalize_name(raw: &str) -> String {
     }
 }
 
+/// `normalize_name(raw) == raw`, without a copy for ASCII text.
+pub(crate) fn is_normalized_name(raw: &str) -> bool {
+    if raw.is_ascii() {
+        raw.trim() == raw
+    } else {
+        normalize_name(raw) == raw
+    }
+}
+
 /// NFKC-normalizes without trimming (directory names are compared this way);
 /// ASCII text is its own normal form and is not copied.
 pub(crate) fn normalize_name_keep_space(raw: &str) -> std::borrow::Cow<'_, str> {
@@ -219,6 +228,9 @@ impl ReservedNames {
 
     /// The reserved word `name` contains, if any.
     pub fn matched(&self, name: &str) -> Option<&str> {
+        if self.words.is_empty() {
+            return None;
+        }
         let lower = name.to_lowercase();
         self.words
             .iter()

@@ -791,7 +791,7 @@ const DERIVE_ROUNDS: usize = 4;
 fn name_from_folder(dir: &str) -> Option<String> {
     let mut current = name::normalize_name_keep_space(dir).into_owned();
     for _ in 0..DERIVE_ROUNDS {
-        if name::chars_ok(&current) && name::normalize_name(&current) == current {
+        if name::chars_ok(&current) && name::is_normalized_name(&current) {
             return Some(current);
         }
         current = slug_round(&current);
@@ -822,16 +822,20 @@ fn slug_round(text: &str) -> String {
 
 /// The broken character rules of a name, in words.
 fn name_problems(name: &str) -> String {
-    let words: Vec<&str> = name::broken_char_rules(name)
-        .map(|code| match code {
+    let mut words = String::new();
+    for code in name::broken_char_rules(name) {
+        if !words.is_empty() {
+            words.push_str(", ");
+        }
+        words.push_str(match code {
             Code::NameNotLowercase => "uppercase letters",
             Code::NameHyphenEdge => "a hyphen at the start or end",
             Code::NameConsecutiveHyphens => "`--`",
             Code::NameInvalidChars => "characters other than letters, digits and hyphens",
             _ => "nothing",
-        })
-        .collect();
-    words.join(", ")
+        });
+    }
+    words
 }
 
 fn describe(value: &YamlValue) -> &'static str {
