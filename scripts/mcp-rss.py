@@ -17,7 +17,7 @@ result, not an error.
 Printed for each server, after the handshake and after each quarter of the
 requests: VmRSS, split into RssAnon (the process's own memory) and RssFile
 (pages of the binary and libraries mapped from the page cache), and VmHWM
-(the peak). RssFile depends on the kernel as much as on the program: a
+(the peak); after the handshake and at the end, RssFile by mapped file. RssFile depends on the kernel as much as on the program: a
 fault maps the whole page-cache folio around the touched page (128 KiB to
 2 MiB on the kernels measured), so it follows the size and layout of the
 binary's code more than the code a request runs.
@@ -59,13 +59,33 @@ def status(pid):
     return fields
 
 
-def show(label, pid, what):
+def files(pid):
+    """RssFile by mapped file (smaps), largest first: the executable against the libraries."""
+    rss, name = {}, None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            fields = line.split()
+            if re.match(r"^[0-9a-f]+-[0-9a-f]+$", fields[0]):
+                name = fields[5].rsplit("/", 1)[-1] if len(fields) > 5 and fields[5].startswith("/") else None
+            elif fields[0] == "Rss:" and name:
+                file_kib = rss.setdefault(name, [0, 0])
+                file_kib[0] += int(fields[1])
+            elif fields[0] == "Anonymous:" and name:
+                rss[name][1] += int(fields[1])
+    # Anonymous pages of a file mapping (relocated tables) count in RssAnon.
+    ranked = sorted(((r - a, n) for n, (r, a) in rss.items()), reverse=True)
+    return ", ".join(f"{n} {kib / 1024:.1f}" for kib, n in ranked if kib >= 64)
+
+
+def show(label, pid, what, by_file=False):
     s = status(pid)
     print(
         f"  {label:<22} RSS {s['VmRSS']:5.1f} MiB = anon {s['RssAnon']:4.1f}"
         f" + file {s['RssFile']:4.1f}; peak {s['VmHWM']:5.1f} MiB  ({what})",
         flush=True,
     )
+    if by_file:
+        print(f"  {'':<22} file by mapping (MiB): {files(pid)}", flush=True)
 
 
 def check(answer, method):
@@ -88,7 +108,7 @@ def stdio(cmd, n):
     send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     p.stdin.flush()
     time.sleep(0.2)
-    show("after the handshake", p.pid, "stdio")
+    show("after the handshake", p.pid, "stdio", by_file=True)
     done, started, batch = 0, time.time(), 100
     while done < n:
         for k in range(batch):
@@ -99,7 +119,7 @@ def stdio(cmd, n):
             check(recv(), METHODS[(done + k) % len(METHODS)][0])
         done += batch
         if done % (n // 4) == 0:
-            show(f"after {done} requests", p.pid, f"{time.time() - started:.1f} s")
+            show(f"after {done} requests", p.pid, f"{time.time() - started:.1f} s", by_file=done == n)
     p.stdin.close()
     p.wait()
 
@@ -135,13 +155,13 @@ def http_server(p, url, n, label, methods=METHODS):
     check(c.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}), "initialize")
     c.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
     time.sleep(0.2)
-    show("after the handshake", p.pid, label)
+    show("after the handshake", p.pid, label, by_file=True)
     started = time.time()
     for i in range(n):
         method, params = methods[i % len(methods)]
         check(c.post({"jsonrpc": "2.0", "id": i + 1, "method": method, "params": params}), method)
         if (i + 1) % (n // 4) == 0:
-            show(f"after {i + 1} requests", p.pid, f"{time.time() - started:.1f} s")
+            show(f"after {i + 1} requests", p.pid, f"{time.time() - started:.1f} s", by_file=i + 1 == n)
 
 
 def cli_http(binary, root, n):

@@ -264,3 +264,64 @@ fn stdio_ends_cleanly_when_the_client_hangs_up() {
         "{stdout}"
     );
 }
+
+/// Without the run tools, 100 requests at once over stdio are all answered
+/// by a bounded blocking pool: the process never has more than its main
+/// thread, the two workers and the pool's 8 threads (with tokio's default
+/// pool, each request in flight could start a thread: 31 in all).
+#[cfg(target_os = "linux")]
+#[test]
+fn stdio_bounds_its_threads_under_concurrent_requests() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let dir = fixture();
+    let mut child = Command::new(skills())
+        .arg("mcp")
+        .arg(dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    assert_eq!(answer()["id"], 0);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let tasks = format!("/proc/{}/task", child.id());
+    let threads = || std::fs::read_dir(&tasks).unwrap().count();
+    let mut most = threads();
+    for round in 0..10 {
+        let mut batch = String::new();
+        for k in 0..100 {
+            batch.push_str(&format!(
+                r#"{{"jsonrpc":"2.0","id":{},"method":"resources/read","params":{{"uri":"skill://charts/references/styles.md"}}}}"#,
+                round * 100 + k + 1
+            ));
+            batch.push('\n');
+        }
+        stdin.write_all(batch.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+        for _ in 0..100 {
+            let reply = answer();
+            assert!(reply["result"]["contents"].is_array(), "{reply}");
+            most = most.max(threads());
+        }
+    }
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(most <= 1 + 2 + 8, "{most} threads");
+}
