@@ -50,6 +50,9 @@ spec.loader.exec_module(mcp_rss)
 # need many more to see the short functions).
 ROUNDS = 20
 PERF_ROUNDS = 300
+# Fewer functions seen under callgrind than this means the workload did not
+# run (the server runs about 3 300): nothing is written.
+MIN_FUNCTIONS = 1_000
 # Every request kind the server answers, and some it refuses.
 REQUESTS = [
     ("ping", {}),
@@ -216,6 +219,13 @@ def main():
             serve(wrap, binary, ROUNDS)
             found = callgrind_names(trace, binary)
             print(f"callgrind, {transport}: {len(found)} functions", file=sys.stderr)
+            if len(found) < MIN_FUNCTIONS:
+                # A server that failed or was cut short under valgrind: a
+                # script from it would leave most of the server scattered.
+                sys.exit(
+                    f"callgrind saw only {len(found)} functions over {transport} "
+                    f"(at least {MIN_FUNCTIONS} expected); {out} is left as it was"
+                )
             names |= found
         if shutil.which("perf"):
             for transport, serve in (("stdio", serve_stdio), ("http", serve_http)):
