@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Write crates/skills-cli/link/hot-text.ld: the functions `skills mcp` runs, placed together.
 
-    cargo build --profile profiling -p skills-cli
+    SKILLS_LINK_LAYOUT=0 cargo build --profile profiling -p skills-cli
     python3 scripts/link-order.py target/profiling/skills [OUT]
+
+Build without the layout (SKILLS_LINK_LAYOUT=0): valgrind does not tie the
+functions of a binary linked with it to the binary (they show as `???`), so
+callgrind would see almost none of them.
 
 The linker script puts every function the MCP server runs (start-up, the
 handshake, every kind of request over standard input and output and over
@@ -224,7 +228,8 @@ def main():
                 # script from it would leave most of the server scattered.
                 sys.exit(
                     f"callgrind saw only {len(found)} functions over {transport} "
-                    f"(at least {MIN_FUNCTIONS} expected); {out} is left as it was"
+                    f"(at least {MIN_FUNCTIONS} expected); {out} is left as it was "
+                    "(was the binary built with SKILLS_LINK_LAYOUT=0?)"
                 )
             names |= found
         if shutil.which("perf"):
