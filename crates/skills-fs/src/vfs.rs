@@ -122,6 +122,10 @@ impl FileStat {
     }
 }
 
+/// A folder's entries with their kinds, as [`Vfs::read_dir_kinds`] gives
+/// them (`None`: the listing did not tell).
+pub type DirEntries = Vec<(OsString, Option<FileKind>)>;
+
 /// The file-system operations the provider needs.
 ///
 /// Implementations must be cheap to call concurrently; the provider holds one as
@@ -150,14 +154,10 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     /// taken before the listing. [`RealFs`] opens the folder once and
     /// `fstat`s the handle it lists, where the two calls would look the path
     /// up twice; the default makes the two calls.
-    #[allow(clippy::type_complexity)]
     fn metadata_and_list(
         &self,
         path: &Path,
-    ) -> io::Result<(
-        FileStat,
-        Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
-    )> {
+    ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>)> {
         let meta = self.metadata(path)?;
         let listing = meta.is_dir().then(|| self.read_dir_kinds(path));
         Ok((meta, listing))
@@ -275,7 +275,7 @@ mod listing {
         use std::io;
         use std::path::Path;
 
-        use super::super::FileKind;
+        use super::super::{DirEntries, FileKind, FileStat};
 
         /// The names of the entries of the folder `path`.
         pub(in crate::vfs) fn list_names(path: &Path) -> io::Result<Vec<OsString>> {
@@ -311,13 +311,9 @@ mod listing {
         }
 
         /// `Vfs::metadata_and_list`: a `stat`, then the listing of a folder.
-        #[allow(clippy::type_complexity)]
         pub(in crate::vfs) fn stat_and_list_kinds(
             path: &Path,
-        ) -> io::Result<(
-            FileStat,
-            Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
-        )> {
+        ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>)> {
             let meta = FileStat::from_std(&fs::metadata(path)?);
             Ok((meta, meta.is_dir().then(|| list_kinds(path))))
         }
@@ -343,7 +339,7 @@ mod listing {
 
         use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, openat, statat};
 
-        use super::super::{FileKind, FileStat};
+        use super::super::{DirEntries, FileKind, FileStat};
 
         /// The entries of the folder `path` with their kinds (as `lstat` would
         /// tell; `None` where even that fails). On Linux, one `open`, the
@@ -360,13 +356,9 @@ mod listing {
         /// `fstat`ed and then listed. What cannot be opened as a folder (a
         /// file, a missing path, a folder this process may not read) is
         /// `stat`ed by path instead, which tells which it is.
-        #[allow(clippy::type_complexity)]
         pub(in crate::vfs) fn stat_and_list_kinds(
             path: &Path,
-        ) -> io::Result<(
-            FileStat,
-            Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
-        )> {
+        ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>)> {
             let Ok(fd) = open_dir(path) else {
                 let meta = FileStat::from_std(&std::fs::metadata(path)?);
                 return Ok((meta, meta.is_dir().then(|| list_kinds(path))));
@@ -622,10 +614,7 @@ impl Vfs for RealFs {
     fn metadata_and_list(
         &self,
         path: &Path,
-    ) -> io::Result<(
-        FileStat,
-        Option<io::Result<Vec<(OsString, Option<FileKind>)>>>,
-    )> {
+    ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>)> {
         stat_and_list_kinds(path)
     }
 
