@@ -41,6 +41,16 @@ impl SkillName {
         }
     }
 
+    /// [`SkillName::parse`], taking a name that is normally normalized and
+    /// valid already, which is then kept without a copy.
+    pub(crate) fn parse_owned(name: String) -> Result<Self, Error> {
+        if chars_ok(&name) && is_normalized_name(&name) {
+            Ok(SkillName(name))
+        } else {
+            Self::parse(&name)
+        }
+    }
+
     /// The name as a string slice.
     pub fn as_str(&self) -> &str {
         &self.0

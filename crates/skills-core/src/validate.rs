@@ -5,6 +5,7 @@
 //! skill is usable in the chosen [`Mode`].
 
 use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
 use crate::frontmatter::{self, SplitError, YamlNode, YamlRules, YamlValue};
@@ -405,26 +406,31 @@ fn parse_inner(
     }
 
     if !strict && options.portability_warnings {
-        let unknown: Vec<&(String, YamlNode)> = entries
-            .iter()
-            .filter(|(key, _)| !SPEC_FIELDS.contains(&key.as_str()))
-            .collect();
-        if let Some((_, first)) = unknown.first() {
-            let names: Vec<String> = unknown.iter().map(|(k, _)| format!("`{k}`")).collect();
-            let (noun, verb, them) = if names.len() == 1 {
+        let unknown = || {
+            entries
+                .iter()
+                .filter(|(key, _)| !SPEC_FIELDS.contains(&key.as_str()))
+        };
+        if let Some((_, first)) = unknown().next() {
+            let (noun, verb, them) = if unknown().nth(1).is_none() {
                 ("field", "is", "it")
             } else {
                 ("fields", "are", "them")
             };
+            // Written in one buffer: a skill often has several such fields.
+            let mut message = String::with_capacity(256);
+            message.push_str(noun);
+            for (i, (key, _)) in unknown().enumerate() {
+                message.push_str(if i == 0 { " `" } else { ", `" });
+                message.push_str(key);
+                message.push('`');
+            }
+            let _ = write!(
+                message,
+                " {verb} not in the specification; strict mode and other clients reject {them}: move {them} under `metadata`, or keep {them} only for agents that read {them}"
+            );
             out.push(
-                Diagnostic::warning(
-                    Code::PortabilityExtensionField,
-                    format!(
-                        "{noun} {} {verb} not in the specification; strict mode and other clients reject {them}: move {them} under `metadata`, or keep {them} only for agents that read {them}",
-                        names.join(", ")
-                    ),
-                )
-                .at_line(first.line),
+                Diagnostic::warning(Code::PortabilityExtensionField, message).at_line(first.line),
             );
         }
     }
@@ -590,8 +596,8 @@ fn check_name(
     let Some(node) = fields.get("name") else {
         if lenient && let Some(folder) = origin.dir_name.and_then(name_from_folder) {
             let line = fields.fence_line;
-            let (source, fix) = folder_source(&folder, origin, "add");
-            let message = format!("missing field `name`; loaded as `{folder}`, {source}: {fix}");
+            let source = folder_source(&folder, origin, "add");
+            let message = format!("missing field `name`; loaded as `{folder}`, {source}");
             out.push(Diagnostic::warning(Code::NameMissing, message).at_line(line));
             return folder_name(folder, None, options, line, out);
         }
@@ -607,9 +613,9 @@ fn check_name(
     let line = node.line;
     let Some(raw) = node.value.as_str().filter(|s| !s.trim().is_empty()) else {
         if lenient && let Some(folder) = origin.dir_name.and_then(name_from_folder) {
-            let (source, fix) = folder_source(&folder, origin, "set");
+            let source = folder_source(&folder, origin, "set");
             let message = format!(
-                "`name` is {}; loaded as `{folder}`, {source}: {fix}",
+                "`name` is {}; loaded as `{folder}`, {source}",
                 describe(&node.value)
             );
             out.push(Diagnostic::warning(Code::NameEmpty, message).at_line(line));
@@ -632,18 +638,23 @@ fn check_name(
         && !name::chars_ok(&name)
         && let Some(folder) = origin.dir_name.and_then(name_from_folder)
     {
-        let (source, fix) = folder_source(&folder, origin, "set");
-        out.push(
-            Diagnostic::warning(
-                Code::PortabilityTitleAsName,
-                format!(
-                    "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, {source}: {fix}; a display title can live in `metadata`",
-                    name_problems(&name)
-                ),
-            )
-            .at_line(line),
+        let source = folder_source(&folder, origin, "set");
+        // Written in one buffer sized for the usual message.
+        let mut message = String::with_capacity(320);
+        let _ = write!(
+            message,
+            "`name: {name}` is not a skill name (it has {}); loaded as `{folder}`, {source}; a display title can live in `metadata`",
+            NameProblems(&name)
         );
-        return folder_name(folder, Some(raw.trim().to_owned()), options, line, out);
+        out.push(Diagnostic::warning(Code::PortabilityTitleAsName, message).at_line(line));
+        // The title as written; the normalized name is that already when
+        // it is ASCII.
+        let title = if name == raw.trim() {
+            name
+        } else {
+            raw.trim().to_owned()
+        };
+        return folder_name(folder, Some(title), options, line, out);
     }
     let chars = name.chars().count();
     if chars > MAX_NAME_CHARS {
@@ -684,7 +695,7 @@ fn check_name(
         );
     }
     if chars_ok {
-        SkillName::parse(&name).ok().map(|n| (n, None))
+        SkillName::parse_owned(name).ok().map(|n| (n, None))
     } else {
         None
     }
@@ -722,23 +733,46 @@ fn folder_name(
         );
         return None;
     }
-    SkillName::parse(&folder).ok().map(|n| (n, title))
+    SkillName::parse_owned(folder).ok().map(|n| (n, title))
 }
 
 /// How a folder-derived name came about and how to fix the skill, for
-/// messages: `(source, fix)`, where `source` is "the folder name" or names the
+/// messages, as `{source}: {fix}`: `source` is "the folder name" or names the
 /// folder the name was derived from, and `fix` is what to do, given the verb
 /// for the `name` field (`add` or `set`).
-fn folder_source(folder: &str, origin: Origin<'_>, verb: &str) -> (String, String) {
-    match origin.dir_name {
-        Some(dir) if name::normalize_name_keep_space(dir) != folder => (
-            format!("a name derived from the folder name `{dir}`"),
-            format!("rename the folder to `{folder}` and {verb} `name: {folder}`"),
-        ),
-        _ => (
-            "the folder name".to_owned(),
-            format!("{verb} `name: {folder}`"),
-        ),
+fn folder_source<'a>(folder: &'a str, origin: Origin<'a>, verb: &'a str) -> FolderSource<'a> {
+    FolderSource {
+        folder,
+        derived_from: origin
+            .dir_name
+            .filter(|dir| name::normalize_name_keep_space(dir) != folder),
+        verb,
+    }
+}
+
+/// What [`folder_source`] tells, written straight into the message that
+/// holds it (no string of its own).
+struct FolderSource<'a> {
+    folder: &'a str,
+    /// The folder's name, when the name was derived from it (not equal).
+    derived_from: Option<&'a str>,
+    verb: &'a str,
+}
+
+impl fmt::Display for FolderSource<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Self {
+            folder,
+            derived_from,
+            verb,
+        } = self;
+        match derived_from {
+            Some(dir) => write!(
+                f,
+                "a name derived from the folder name `{dir}`: rename the folder to `{folder}` and {verb} `name: {folder}`"
+            ),
+            None => write!(f, "the folder name: {verb} `name: {folder}`"),
+        }
     }
 }
 
@@ -820,22 +854,26 @@ fn slug_round(text: &str) -> String {
     out
 }
 
-/// The broken character rules of a name, in words.
-fn name_problems(name: &str) -> String {
-    let mut words = String::new();
-    for code in name::broken_char_rules(name) {
-        if !words.is_empty() {
-            words.push_str(", ");
+/// The broken character rules of a name, in words, written straight into
+/// the message that holds them.
+struct NameProblems<'a>(&'a str);
+
+impl fmt::Display for NameProblems<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, code) in name::broken_char_rules(self.0).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(match code {
+                Code::NameNotLowercase => "uppercase letters",
+                Code::NameHyphenEdge => "a hyphen at the start or end",
+                Code::NameConsecutiveHyphens => "`--`",
+                Code::NameInvalidChars => "characters other than letters, digits and hyphens",
+                _ => "nothing",
+            })?;
         }
-        words.push_str(match code {
-            Code::NameNotLowercase => "uppercase letters",
-            Code::NameHyphenEdge => "a hyphen at the start or end",
-            Code::NameConsecutiveHyphens => "`--`",
-            Code::NameInvalidChars => "characters other than letters, digits and hyphens",
-            _ => "nothing",
-        });
+        Ok(())
     }
-    words
 }
 
 fn describe(value: &YamlValue) -> &'static str {
