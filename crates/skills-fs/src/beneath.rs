@@ -127,6 +127,19 @@ pub(crate) fn read_file_into(
     }
 }
 
+/// [`read_file_into`] beneath the open folder `dir` (a handle
+/// [`crate::vfs::HeldDir`] kept from the listing), which is not looked up
+/// again.
+#[cfg(unix)]
+pub(crate) fn read_file_into_at(
+    dir: std::os::fd::BorrowedFd<'_>,
+    rel: &ResourcePath,
+    cap: u64,
+    buf: &mut Vec<u8>,
+) -> io::Result<FileStat> {
+    handle::read_file_into_at(dir, rel, cap, buf)
+}
+
 /// Stats `rel` beneath `root` (the folder itself for `None`), by handle,
 /// following links that stay inside.
 pub(crate) fn stat(root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
@@ -284,9 +297,18 @@ mod handle {
         cap: u64,
         bytes: &mut Vec<u8>,
     ) -> io::Result<FileStat> {
+        read_file_into_at(open_root(root)?.as_fd(), rel, cap, bytes)
+    }
+
+    /// [`read_file_into`] beneath the open folder `dir`.
+    pub(super) fn read_file_into_at(
+        dir: BorrowedFd<'_>,
+        rel: &ResourcePath,
+        cap: u64,
+        bytes: &mut Vec<u8>,
+    ) -> io::Result<FileStat> {
         bytes.clear();
-        let dir = open_root(root)?;
-        let fd = open_beneath(dir.as_fd(), rel.as_str(), READ)?;
+        let fd = open_beneath(dir, rel.as_str(), READ)?;
         let file = File::from(fd);
         // `fstat` on the handle that is read: what is checked is what is read.
         let stat = FileStat::from_std(&file.metadata()?);

@@ -51,7 +51,7 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +65,7 @@ use crate::beneath::Refusal;
 use crate::cache::Stamp;
 use crate::openai_yaml::{self, AgentsHint};
 use crate::options::FsOptions;
-use crate::vfs::{FileKind, FileStat, Vfs};
+use crate::vfs::{FileKind, FileStat, HeldDir, Vfs};
 
 /// One skill folder (or single-file skill) found by discovery, valid or not.
 #[derive(Debug, Clone)]
@@ -270,6 +270,8 @@ struct Pending {
     /// What the walk saw of the folder's `agents` entry; `None` for a
     /// candidate single-file skill (`md` is `dir`).
     agents: Option<AgentsHint>,
+    /// The folder, still open from its listing when the file system keeps it.
+    held: HeldDir,
 }
 
 /// One skill read: the skill, the stat of its `SKILL.md` taken before it was
@@ -287,9 +289,15 @@ pub(crate) struct LoadedMd {
 /// a document has its path in the document's metadata only.
 fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: Pending, bodies: bool) -> Option<LoadedMd> {
     let mut loaded = match p.agents {
-        Some(hint) => Some(load_skill_md(
-            vfs, &p.dir, p.md, p.stat, hint, options, bodies,
-        )),
+        Some(hint) => {
+            let before = Before {
+                stat: p.stat,
+                held: p.held,
+            };
+            Some(load_skill_md(
+                vfs, &p.dir, p.md, before, hint, options, bodies,
+            ))
+        }
         None => load_skill_file(vfs, &p.dir, p.stat, options),
     }?;
     match &mut loaded.skill.document {
@@ -333,7 +341,7 @@ pub(crate) fn load_skill_dir_stamped(
 ) -> (DiscoveredSkill, Vec<Stamp>) {
     match find_skill_md_in(vfs, dir) {
         Some(md) => {
-            let loaded = load_skill_md(vfs, dir, md, None, hint, options, true);
+            let loaded = load_skill_md(vfs, dir, md, Before::default(), hint, options, true);
             let stamps = std::iter::once(loaded.md).chain(loaded.sidecar).collect();
             (loaded.skill, stamps)
         }
@@ -504,7 +512,7 @@ fn load_skill_md(
     vfs: &dyn Vfs,
     dir: &Path,
     md: PathBuf,
-    stat: Option<FileStat>,
+    before: Before,
     hint: AgentsHint,
     options: &FsOptions,
     body: bool,
@@ -515,14 +523,15 @@ fn load_skill_md(
         md: Stamp::new(md, stat),
         sidecar: None,
     };
-    // A UTF-8 path is copied as it is (`display` goes through the
-    // formatter and a lossy decode for every skill).
-    let file = md
-        .to_str()
-        .map_or_else(|| md.display().to_string(), str::to_owned);
     skill.skill_md = Some(md.clone());
-    let error =
-        |code: Code, message: String| Diagnostic::error(code, message).in_file(file.clone());
+    // A UTF-8 path is borrowed as it is (`display` goes through the
+    // formatter and a lossy decode); each diagnostic copies it.
+    let file: Cow<'_, str> = skill
+        .skill_md
+        .as_deref()
+        .and_then(Path::to_str)
+        .map_or_else(|| Cow::Owned(md.display().to_string()), Cow::Borrowed);
+    let error = |code: Code, message: String| Diagnostic::error(code, message).in_file(&*file);
     let _span = tracing::debug_span!("skill_md", path = %file).entered();
     // Read by handle beneath the skill folder, like every resource: a link
     // inside the folder is followed, one leading out is refused.
@@ -540,7 +549,7 @@ fn load_skill_md(
             "cannot read SKILL.md: its path has no file name".to_owned(),
         ));
         // Nothing is read: whatever the file holds, the outcome is the same.
-        let stat = stat.or_else(|| vfs.metadata(&md).ok());
+        let stat = before.stat.or_else(|| vfs.metadata(&md).ok());
         return failed(skill, &md, stat);
     };
     let mut bytes = take_read_buffer();
@@ -549,7 +558,7 @@ fn load_skill_md(
         dir,
         &name,
         &md,
-        stat,
+        before,
         options.max_skill_md_bytes,
         &mut bytes,
     );
@@ -663,8 +672,18 @@ fn give_back_read_buffer(mut buf: Vec<u8>) {
     }
 }
 
+/// What the walk has of a file before [`read_stamped`] reads it.
+#[derive(Debug, Default)]
+pub(crate) struct Before {
+    /// The file's `metadata`, when the caller took one.
+    pub(crate) stat: Option<FileStat>,
+    /// Its folder, still open from the listing (the first read opens the
+    /// file beneath it).
+    pub(crate) held: HeldDir,
+}
+
 /// Reads the watched file `rel` beneath the skill folder `dir` (at `path`;
-/// `stat`: its `metadata` when the caller took one before) into `buf`. On
+/// `before.stat`: its `metadata` when the caller took one before) into `buf`. On
 /// success, the stat is the `fstat` of the handle that was read, taken
 /// before reading.
 ///
@@ -681,11 +700,12 @@ pub(crate) fn read_stamped(
     dir: &Path,
     rel: &ResourcePath,
     path: &Path,
-    stat: Option<FileStat>,
+    before: Before,
     cap: u64,
     buf: &mut Vec<u8>,
 ) -> Result<FileStat, (Option<FileStat>, io::Error)> {
-    let err = match vfs.read_beneath_into(dir, rel, cap, buf) {
+    let Before { stat, held } = before;
+    let err = match vfs.read_beneath_held_into(held, dir, rel, cap, buf) {
         Ok(read) => return Ok(read),
         Err(err) => err,
     };
@@ -695,6 +715,16 @@ pub(crate) fn read_stamped(
     let before = vfs.metadata(path).ok();
     vfs.read_beneath_into(dir, rel, cap, buf)
         .map_err(|err| (before, err))
+}
+
+/// `dir.join(name)` in one allocation (`Path::join` copies `dir`, then
+/// grows the copy for `name`).
+fn join(dir: &Path, name: impl AsRef<OsStr>) -> PathBuf {
+    let name = name.as_ref();
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+    path.push(dir);
+    path.push(name);
+    path
 }
 
 /// How many found skills the walk gathers before handing them over.
@@ -807,19 +837,28 @@ impl Walk<'_> {
             md,
             stat,
             agents: Some(AgentsHint::Unknown),
+            held: HeldDir::default(),
         });
         self.sent + self.pending.len() - 1
     }
 
     /// [`Walk::load`] of a skill folder whose listing was made: takes the
     /// folder's path and name, and its `agents` hint.
-    fn queue(&mut self, dir: PathBuf, path: String, md: PathBuf, agents: Option<AgentsHint>) {
+    fn queue(
+        &mut self,
+        dir: PathBuf,
+        path: String,
+        md: PathBuf,
+        agents: Option<AgentsHint>,
+        held: HeldDir,
+    ) {
         self.pending.push(Pending {
             dir,
             path,
             md,
             stat: None,
             agents,
+            held,
         });
     }
 
@@ -834,6 +873,7 @@ impl Walk<'_> {
             path: name.to_owned(),
             stat: Some(meta),
             agents: None,
+            held: HeldDir::default(),
         });
     }
 
@@ -905,7 +945,7 @@ impl Walk<'_> {
         for name in names {
             // Every skill found under the entries before is complete.
             self.flush(FLUSH_AT);
-            let path = dir.join(&name);
+            let path = join(dir, &name);
             let text = name.to_str();
             if let Some(text) = text
                 && self.options.skip_dirs.iter().any(|d| d == text)
@@ -921,13 +961,13 @@ impl Walk<'_> {
             let search = self.options.nested_skills
                 && depth < self.options.max_depth
                 && self.dirs_seen < self.options.max_dirs;
-            let (stat, mut listing) = if search {
-                match self.vfs.metadata_and_list(&path) {
-                    Ok((meta, listing)) => (Ok(meta), listing),
-                    Err(err) => (Err(err), None),
+            let (stat, mut listing, held) = if search {
+                match self.vfs.metadata_list_and_hold(&path) {
+                    Ok((meta, listing, held)) => (Ok(meta), listing, held),
+                    Err(err) => (Err(err), None, HeldDir::default()),
                 }
             } else {
-                (self.vfs.metadata(&path), None)
+                (self.vfs.metadata(&path), None, HeldDir::default())
             };
             let meta = match stat {
                 Ok(meta) if meta.is_dir() => meta,
@@ -975,7 +1015,7 @@ impl Walk<'_> {
             {
                 let manifest = manifest_in(&entries);
                 if let Manifest::Found(md) = manifest {
-                    let md = path.join(md);
+                    let md = join(&path, md);
                     let agents = Some(AgentsHint::from_listing(&entries));
                     // The folder's path and name move into the queue unless
                     // a nested search still needs them.
@@ -983,10 +1023,10 @@ impl Walk<'_> {
                         .iter()
                         .any(|(name, kind)| nest_candidate(self.options, name, *kind).is_some())
                     {
-                        self.queue(path.clone(), child_rel.clone(), md, agents);
+                        self.queue(path.clone(), child_rel.clone(), md, agents, held);
                         found += 1 + self.nested(&path, entries, depth + 1, &child_rel);
                     } else {
-                        self.queue(path, child_rel, md, agents);
+                        self.queue(path, child_rel, md, agents, held);
                         found += 1;
                     }
                     continue;
@@ -997,6 +1037,9 @@ impl Walk<'_> {
                 ask = manifest == Manifest::Ask;
                 listed = Some(entries.into_iter().map(|(name, _)| name).collect());
             }
+            // Not a skill folder by its listing: nothing is read beneath
+            // the handle, which is not kept while its folders are searched.
+            drop(held);
             if ask && let Some((md, stat)) = self.probe(&path) {
                 let at = self.load(&path, &child_rel, md, stat);
                 found += 1 + self.nested_in(&path, depth + 1, &child_rel, at);
@@ -1066,7 +1109,7 @@ impl Walk<'_> {
             let Some(text) = nest_candidate(self.options, &name, kind) else {
                 continue;
             };
-            let path = dir.join(&name);
+            let path = join(dir, &name);
             let meta = match self.vfs.symlink_metadata(&path) {
                 Ok(meta) if meta.is_dir() => meta,
                 _ => continue,
@@ -1088,7 +1131,7 @@ impl Walk<'_> {
                     .any(|(n, k)| n == md && *k != Some(FileKind::Dir))
             });
             if let Some(md) = manifest {
-                let at = self.load(&path, &child_rel, path.join(md), None);
+                let at = self.load(&path, &child_rel, join(&path, md), None);
                 if let Some(found) = self.pending_mut(at) {
                     found.agents = Some(AgentsHint::from_listing(&children));
                 }

@@ -43,7 +43,7 @@ use skills_core::{Code, Diagnostic, ResourceListing, ResourcePath, SkillMetadata
 
 use crate::beneath::Refusal;
 use crate::cache::Stamp;
-use crate::discover::read_stamped;
+use crate::discover::{Before, read_stamped};
 use crate::vfs::{FileKind, Vfs};
 
 /// The file's path inside the skill folder.
@@ -123,7 +123,7 @@ pub(crate) fn apply(
         dir,
         &rel,
         &path,
-        None,
+        Before::default(),
         MAX_OPENAI_YAML_BYTES,
         &mut bytes,
     );

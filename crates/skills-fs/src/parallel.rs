@@ -8,7 +8,8 @@
 //! work-stealing pool (rayon) would add a global thread pool to every
 //! embedder for two loops.
 
-use std::sync::{Mutex, PoisonError, mpsc};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError, TryLockError, mpsc};
 
 /// Fewer items than this run on the calling thread.
 pub(crate) const PARALLEL_MIN_ITEMS: usize = 64;
@@ -70,6 +71,9 @@ where
 
 /// Items a worker takes from the queue at a time in [`map_streamed`].
 const STREAM_BATCH: usize = 16;
+/// Items waiting in [`map_streamed`]'s queue past which the producer maps
+/// batches itself.
+const HELP_ABOVE: usize = 4 * STREAM_BATCH;
 
 /// The threads [`map`] and [`map_streamed`] use for a large input: one per
 /// available core, at most [`MAX_THREADS`].
@@ -120,8 +124,10 @@ impl<R> IntoIterator for Mapped<R> {
 /// Runs `produce`, which hands items to its [`Feed`] as it finds them, and
 /// maps every item with `f` meanwhile: once [`PARALLEL_MIN_ITEMS`] items have
 /// come, worker threads (one fewer than [`map`] would use: the producer keeps
-/// its own) take them in batches of [`STREAM_BATCH`]; when `produce`
-/// returns, the calling thread joins them. Returns what `produce` returned,
+/// its own) take them in batches of [`STREAM_BATCH`]; while more than
+/// [`HELP_ABOVE`] items wait, the producer maps batches itself as it hands
+/// items over (so the items waiting stay few); when `produce` returns, the
+/// calling thread joins the workers. Returns what `produce` returned,
 /// and the result of every item, in the order the items were handed over:
 /// the same as mapping them one by one afterwards. `f` takes each item by
 /// value, so what it does not keep is freed on the thread that mapped it.
@@ -146,13 +152,18 @@ where
     F: Fn(T) -> R + Sync,
 {
     let (tx, rx) = mpsc::channel::<(usize, Vec<T>)>();
-    let queue = Mutex::new(rx);
+    let queue = Queue {
+        rx: Mutex::new(rx),
+        waiting: AtomicUsize::new(0),
+    };
     let parent = tracing::Span::current();
     let (f, queue, parent) = (&f, &queue, &parent);
     std::thread::scope(|scope| {
         let mut held: Vec<T> = Vec::new();
         let mut next = 0;
         let mut handles = Vec::new();
+        // Batches the producer mapped itself.
+        let mut own: Vec<(usize, Vec<R>)> = Vec::new();
         let mut dispatch = |items: Vec<T>, handles: &mut Vec<_>| {
             held.extend(items);
             if handles.is_empty() && (workers == 0 || held.len() < PARALLEL_MIN_ITEMS) {
@@ -171,8 +182,18 @@ where
                 let batch: Vec<T> = items.by_ref().take(STREAM_BATCH).collect();
                 let start = next;
                 next += batch.len();
+                queue.waiting.fetch_add(batch.len(), Ordering::AcqRel);
                 // The receiver lives until the scope ends; a send cannot fail.
                 let _ = tx.send((start, batch));
+            }
+            // A producer far ahead of the workers maps batches itself: the
+            // items do not pile up (with what they hold open), and both
+            // threads stay busy.
+            while queue.waiting.load(Ordering::Acquire) > HELP_ABOVE {
+                let Some((start, batch)) = queue.try_take() else {
+                    break;
+                };
+                own.push((start, batch.into_iter().map(f).collect()));
             }
         };
         let out = {
@@ -193,6 +214,7 @@ where
             );
         }
         let mut parts = drain(queue, f);
+        parts.append(&mut own);
         for handle in handles {
             match handle.join() {
                 Ok(part) => parts.extend(part),
@@ -206,22 +228,59 @@ where
     })
 }
 
+/// The batches of a [`map_streamed`] waiting for a thread, each with its
+/// start index.
+struct Queue<T> {
+    rx: Mutex<mpsc::Receiver<(usize, Vec<T>)>>,
+    /// Items sent and not taken yet.
+    waiting: AtomicUsize,
+}
+
+impl<T> Queue<T> {
+    /// The next batch, waiting for one; `None` once the queue is closed and
+    /// empty.
+    fn take(&self) -> Option<(usize, Vec<T>)> {
+        // A worker that panicked while holding the lock is re-raised at the
+        // join; the queue itself is still sound.
+        let next = self
+            .rx
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recv();
+        self.taken(next.ok())
+    }
+
+    /// The next batch if one is there and no worker is waiting for one.
+    fn try_take(&self) -> Option<(usize, Vec<T>)> {
+        let rx = match self.rx.try_lock() {
+            Ok(rx) => rx,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        let next = rx.try_recv();
+        drop(rx);
+        self.taken(next.ok())
+    }
+
+    fn taken(&self, batch: Option<(usize, Vec<T>)>) -> Option<(usize, Vec<T>)> {
+        if let Some((_, items)) = &batch {
+            self.waiting.fetch_sub(items.len(), Ordering::AcqRel);
+        }
+        batch
+    }
+}
+
 /// A [`map_streamed`] worker: maps batches from `queue` until it is closed
 /// and empty; each batch comes back with its start index.
-fn drain<T, R, F>(queue: &Mutex<mpsc::Receiver<(usize, Vec<T>)>>, f: &F) -> Vec<(usize, Vec<R>)>
+fn drain<T, R, F>(queue: &Queue<T>, f: &F) -> Vec<(usize, Vec<R>)>
 where
     F: Fn(T) -> R,
 {
     let mut done = Vec::new();
-    loop {
-        // A worker that panicked while holding the lock is re-raised at the
-        // join; the queue itself is still sound.
-        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
-        let Ok((start, batch)) = next else {
-            return done;
-        };
+    while let Some((start, batch)) = queue.take() {
         done.push((start, batch.into_iter().map(f).collect()));
     }
+    done
 }
 
 #[cfg(test)]
@@ -283,6 +342,8 @@ mod tests {
     #[test]
     fn streamed_maps_while_the_producer_is_still_producing() {
         use std::sync::atomic::{AtomicUsize, Ordering};
+        // Counted on the worker only: the producer maps batches itself too.
+        let producer = std::thread::current().id();
         let mapped = AtomicUsize::new(0);
         let (seen, done) = map_streamed_on(
             1,
@@ -298,12 +359,46 @@ mod tests {
                 mapped.load(Ordering::SeqCst)
             },
             |i| {
-                mapped.fetch_add(1, Ordering::SeqCst);
+                if std::thread::current().id() != producer {
+                    mapped.fetch_add(1, Ordering::SeqCst);
+                }
                 i
             },
         );
         assert!(seen > 0, "no item was mapped before the producer returned");
         assert_eq!(done.len(), PARALLEL_MIN_ITEMS * 2);
+    }
+
+    /// A producer far ahead of a slow worker maps batches itself, in order
+    /// with the worker's.
+    #[test]
+    fn streamed_producer_maps_when_far_ahead() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let producer = std::thread::current().id();
+        let by_producer = AtomicUsize::new(0);
+        let len = 2_000;
+        let (_, done) = map_streamed_on(
+            1,
+            |feed| {
+                for start in (0..len).step_by(STREAM_BATCH) {
+                    feed.send((start..start + STREAM_BATCH).collect());
+                }
+            },
+            |i: usize| {
+                if std::thread::current().id() == producer {
+                    by_producer.fetch_add(1, Ordering::SeqCst);
+                } else {
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+                i
+            },
+        );
+        let done: Vec<usize> = done.into_iter().collect();
+        assert_eq!(done, (0..len).collect::<Vec<_>>());
+        assert!(
+            by_producer.load(Ordering::SeqCst) > 0,
+            "the producer mapped nothing while the worker lagged"
+        );
     }
 
     #[test]

@@ -126,6 +126,127 @@ impl FileStat {
 /// them (`None`: the listing did not tell).
 pub type DirEntries = Vec<(OsString, Option<FileKind>)>;
 
+/// A folder [`Vfs::metadata_list_and_hold`] listed and kept open, for
+/// [`Vfs::read_beneath_held_into`]. Empty where the file system keeps no
+/// handle (the trait's default, [`RealFs`] off Unix) and once
+/// [`HeldDir::MAX`] are held in the process: each one held keeps a file
+/// descriptor open until it is dropped or used.
+#[derive(Debug, Default)]
+pub struct HeldDir {
+    #[cfg(unix)]
+    slot: Option<held::Slot>,
+}
+
+impl HeldDir {
+    /// How many folders the process holds open at most; past that,
+    /// [`Vfs::metadata_list_and_hold`] closes the folder as
+    /// [`Vfs::metadata_and_list`] does (the default soft limit on file
+    /// descriptors is 1 024 on most systems).
+    pub const MAX: usize = 128;
+
+    /// Whether it holds an open folder.
+    pub fn is_held(&self) -> bool {
+        #[cfg(unix)]
+        {
+            self.slot.is_some()
+        }
+        #[cfg(not(unix))]
+        {
+            false
+        }
+    }
+
+    /// Holds `fd`, unless [`HeldDir::MAX`] are held already (then `fd` is
+    /// closed).
+    #[cfg(unix)]
+    #[cfg_attr(
+        not(any(
+            target_os = "linux",
+            target_os = "android",
+            target_os = "macos",
+            target_os = "ios",
+            target_os = "freebsd",
+            target_os = "netbsd",
+            target_os = "openbsd",
+            target_os = "dragonfly"
+        )),
+        allow(dead_code)
+    )]
+    fn hold(fd: std::os::fd::OwnedFd) -> Self {
+        Self {
+            slot: held::Slot::new(fd, &held::HELD, Self::MAX),
+        }
+    }
+}
+
+#[cfg(unix)]
+mod held {
+    //! The process-wide count of held folders.
+
+    use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Folders held open now, in the whole process.
+    pub(super) static HELD: AtomicUsize = AtomicUsize::new(0);
+
+    /// One held folder: counted in `count` until dropped.
+    #[derive(Debug)]
+    pub(super) struct Slot {
+        fd: OwnedFd,
+        count: &'static AtomicUsize,
+    }
+
+    impl Slot {
+        /// Counts `fd` in `count`, or closes it when `max` are counted
+        /// already.
+        pub(super) fn new(fd: OwnedFd, count: &'static AtomicUsize, max: usize) -> Option<Self> {
+            count
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                    (n < max).then_some(n + 1)
+                })
+                .ok()
+                .map(|_| Self { fd, count })
+        }
+
+        /// The open folder.
+        pub(super) fn fd(&self) -> BorrowedFd<'_> {
+            self.fd.as_fd()
+        }
+    }
+
+    impl Drop for Slot {
+        fn drop(&mut self) {
+            self.count.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #![allow(clippy::unwrap_used)]
+
+        use super::*;
+
+        #[test]
+        fn no_more_than_max_are_held_and_a_drop_frees_a_place() {
+            static COUNT: AtomicUsize = AtomicUsize::new(0);
+            let dir = tempfile::tempdir().unwrap();
+            let open = || OwnedFd::from(std::fs::File::open(dir.path()).unwrap());
+            let first = Slot::new(open(), &COUNT, 2).expect("one place of two");
+            let second = Slot::new(open(), &COUNT, 2).expect("two places of two");
+            assert!(
+                Slot::new(open(), &COUNT, 2).is_none(),
+                "a third is not held"
+            );
+            assert_eq!(COUNT.load(Ordering::Acquire), 2);
+            drop(first);
+            assert_eq!(COUNT.load(Ordering::Acquire), 1);
+            let third = Slot::new(open(), &COUNT, 2).expect("the freed place");
+            drop((second, third));
+            assert_eq!(COUNT.load(Ordering::Acquire), 0);
+        }
+    }
+}
+
 /// The file-system operations the provider needs.
 ///
 /// Implementations must be cheap to call concurrently; the provider holds one as
@@ -161,6 +282,18 @@ pub trait Vfs: Send + Sync + fmt::Debug {
         let meta = self.metadata(path)?;
         let listing = meta.is_dir().then(|| self.read_dir_kinds(path));
         Ok((meta, listing))
+    }
+
+    /// [`Vfs::metadata_and_list`], also handing back the folder still open
+    /// when the file system can keep it ([`RealFs`] on Unix), so that a file
+    /// in it is read later ([`Vfs::read_beneath_held_into`]) without looking
+    /// the folder's path up again. The default holds nothing.
+    fn metadata_list_and_hold(
+        &self,
+        path: &Path,
+    ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, HeldDir)> {
+        let (meta, listing) = self.metadata_and_list(path)?;
+        Ok((meta, listing, HeldDir::default()))
     }
 
     /// `lstat`: does not follow a final symbolic link.
@@ -210,6 +343,24 @@ pub trait Vfs: Send + Sync + fmt::Debug {
         Ok(stat)
     }
 
+    /// [`Vfs::read_beneath_into`], where `held` is `root` as
+    /// [`Vfs::metadata_list_and_hold`] listed it: when it holds the open
+    /// folder, `rel` is opened beneath that handle and `root` is not looked
+    /// up again (the file comes from the folder that was listed and stamped,
+    /// even if a rename has put another one at `root` since). The default
+    /// drops `held` and reads by `root`.
+    fn read_beneath_held_into(
+        &self,
+        held: HeldDir,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<FileStat> {
+        drop(held);
+        self.read_beneath_into(root, rel, cap, buf)
+    }
+
     /// `stat` of `rel` inside `root` (of `root` itself for `None`), following
     /// links that stay inside; refused like [`Vfs::read_beneath`].
     fn stat_beneath(&self, root: &Path, rel: Option<&ResourcePath>) -> io::Result<FileStat> {
@@ -227,7 +378,7 @@ pub trait Vfs: Send + Sync + fmt::Debug {
     }
 }
 
-use listing::{list_kinds, list_names, stat_and_list_kinds};
+use listing::{list_kinds, list_names, stat_and_list_kinds, stat_list_and_hold};
 
 mod listing {
     //! Folder listings. On Linux, Android, macOS, iOS and the BSDs, rustix's
@@ -246,7 +397,7 @@ mod listing {
         target_os = "openbsd",
         target_os = "dragonfly"
     )))]
-    pub(super) use portable::{list_kinds, list_names, stat_and_list_kinds};
+    pub(super) use portable::{list_kinds, list_names, stat_and_list_kinds, stat_list_and_hold};
     #[cfg(any(
         target_os = "linux",
         target_os = "android",
@@ -257,7 +408,7 @@ mod listing {
         target_os = "openbsd",
         target_os = "dragonfly"
     ))]
-    pub(super) use with_d_type::{list_kinds, list_names, stat_and_list_kinds};
+    pub(super) use with_d_type::{list_kinds, list_names, stat_and_list_kinds, stat_list_and_hold};
 
     #[cfg(not(any(
         target_os = "linux",
@@ -275,7 +426,7 @@ mod listing {
         use std::io;
         use std::path::Path;
 
-        use super::super::{DirEntries, FileKind, FileStat};
+        use super::super::{DirEntries, FileKind, FileStat, HeldDir};
 
         /// The names of the entries of the folder `path`.
         pub(in crate::vfs) fn list_names(path: &Path) -> io::Result<Vec<OsString>> {
@@ -317,6 +468,14 @@ mod listing {
             let meta = FileStat::from_std(&fs::metadata(path)?);
             Ok((meta, meta.is_dir().then(|| list_kinds(path))))
         }
+
+        /// `Vfs::metadata_list_and_hold`: nothing is held here.
+        pub(in crate::vfs) fn stat_list_and_hold(
+            path: &Path,
+        ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, HeldDir)> {
+            let (meta, listing) = stat_and_list_kinds(path)?;
+            Ok((meta, listing, HeldDir::default()))
+        }
     }
 
     #[cfg(any(
@@ -339,7 +498,7 @@ mod listing {
 
         use rustix::fs::{AtFlags, CWD, FileType, Mode, OFlags, openat, statat};
 
-        use super::super::{DirEntries, FileKind, FileStat};
+        use super::super::{DirEntries, FileKind, FileStat, HeldDir};
 
         /// The entries of the folder `path` with their kinds (as `lstat` would
         /// tell; `None` where even that fails). On Linux, one `open`, the
@@ -359,13 +518,37 @@ mod listing {
         pub(in crate::vfs) fn stat_and_list_kinds(
             path: &Path,
         ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>)> {
+            let (meta, listing, _) = stat_list_and_maybe_keep(path)?;
+            Ok((meta, listing))
+        }
+
+        /// `Vfs::metadata_list_and_hold`: [`stat_and_list_kinds`], the
+        /// folder kept open when it could be listed.
+        pub(in crate::vfs) fn stat_list_and_hold(
+            path: &Path,
+        ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, HeldDir)> {
+            let (meta, listing, fd) = stat_list_and_maybe_keep(path)?;
+            let held = match (&listing, fd) {
+                (Some(Ok(_)), Some(fd)) => HeldDir::hold(fd),
+                _ => HeldDir::default(),
+            };
+            Ok((meta, listing, held))
+        }
+
+        /// The stat, the listing (`None` for what is not a folder) and the
+        /// folder's handle when it was opened.
+        #[allow(clippy::type_complexity)]
+        fn stat_list_and_maybe_keep(
+            path: &Path,
+        ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, Option<OwnedFd>)> {
             let Ok(fd) = open_dir(path) else {
                 let meta = FileStat::from_std(&std::fs::metadata(path)?);
-                return Ok((meta, meta.is_dir().then(|| list_kinds(path))));
+                return Ok((meta, meta.is_dir().then(|| list_kinds(path)), None));
             };
             let file = File::from(fd);
             let meta = FileStat::from_std(&file.metadata()?);
-            Ok((meta, Some(kinds_of(file.as_fd()))))
+            let listing = kinds_of(file.as_fd());
+            Ok((meta, Some(listing), Some(OwnedFd::from(file))))
         }
 
         /// The entries of the open folder `fd` with their kinds.
@@ -562,6 +745,38 @@ mod listing {
                 );
             }
 
+            /// A held folder is the one that was listed: a file read beneath
+            /// it comes from there even after a rename put another folder
+            /// at its path; reading by path (nothing held) finds the new one.
+            #[test]
+            fn a_held_folder_is_read_as_it_was_listed() {
+                use crate::vfs::{HeldDir, RealFs, Vfs};
+                let tmp = tempfile::tempdir().unwrap();
+                let skill = tmp.path().join("skill");
+                std::fs::create_dir(&skill).unwrap();
+                std::fs::write(skill.join("SKILL.md"), "listed").unwrap();
+                let (stat, listing, held) = stat_list_and_hold(&skill).unwrap();
+                assert!(stat.is_dir() && held.is_held());
+                assert_eq!(listing.unwrap().unwrap().len(), 1);
+                std::fs::rename(&skill, tmp.path().join("moved")).unwrap();
+                std::fs::create_dir(&skill).unwrap();
+                std::fs::write(skill.join("SKILL.md"), "replacement").unwrap();
+                let rel = skills_core::ResourcePath::parse("SKILL.md").unwrap();
+                let mut buf = Vec::new();
+                let read = RealFs
+                    .read_beneath_held_into(held, &skill, &rel, 1024, &mut buf)
+                    .unwrap();
+                assert_eq!((buf.as_slice(), read.len), (&b"listed"[..], 6));
+                RealFs
+                    .read_beneath_held_into(HeldDir::default(), &skill, &rel, 1024, &mut buf)
+                    .unwrap();
+                assert_eq!(buf, b"replacement");
+                // Only a folder that was listed is held.
+                std::fs::write(tmp.path().join("file"), "x").unwrap();
+                let (_, listing, held) = stat_list_and_hold(&tmp.path().join("file")).unwrap();
+                assert!(listing.is_none() && !held.is_held());
+            }
+
             /// One open for the stat and the listing says what `stat` and a
             /// listing say: for a folder, a link to one, a file, a dangling
             /// link and a missing path.
@@ -618,6 +833,13 @@ impl Vfs for RealFs {
         stat_and_list_kinds(path)
     }
 
+    fn metadata_list_and_hold(
+        &self,
+        path: &Path,
+    ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, HeldDir)> {
+        stat_list_and_hold(path)
+    }
+
     fn metadata(&self, path: &Path) -> io::Result<FileStat> {
         fs::metadata(path).map(|m| FileStat::from_std(&m))
     }
@@ -661,6 +883,22 @@ impl Vfs for RealFs {
         cap: u64,
         buf: &mut Vec<u8>,
     ) -> io::Result<FileStat> {
+        beneath::read_file_into(root, rel, cap, buf)
+    }
+
+    fn read_beneath_held_into(
+        &self,
+        held: HeldDir,
+        root: &Path,
+        rel: &ResourcePath,
+        cap: u64,
+        buf: &mut Vec<u8>,
+    ) -> io::Result<FileStat> {
+        #[cfg(unix)]
+        if let Some(slot) = &held.slot {
+            return beneath::read_file_into_at(slot.fd(), rel, cap, buf);
+        }
+        drop(held);
         beneath::read_file_into(root, rel, cap, buf)
     }
 
