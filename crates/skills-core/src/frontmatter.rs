@@ -87,30 +87,34 @@ const _: () = assert!(
 /// `"true"` until a typed accessor interprets it. [`YamlValue::to_json`] applies the
 /// YAML 1.2 core schema to plain scalars for callers that want typed data.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum YamlValue {
+pub(crate) enum YamlValue<'a> {
     /// A scalar: its text, and whether it was written plain (unquoted, not a block).
     Scalar {
-        /// The scalar text after YAML unescaping/folding.
-        text: String,
+        /// The scalar text after YAML unescaping/folding: borrowed from the
+        /// frontmatter where it is written as it is (the fast path).
+        text: Cow<'a, str>,
         /// `true` for plain scalars (core-schema resolution applies to them).
         plain: bool,
     },
     /// A sequence of values.
-    Sequence(Vec<YamlNode>),
+    Sequence(Vec<YamlNode<'a>>),
     /// A mapping with keys in document order (keys are scalar texts).
-    Mapping(Vec<(String, YamlNode)>),
+    Mapping(Vec<(Cow<'a, str>, YamlNode<'a>)>),
 }
+
+/// A mapping's entry: its key and value.
+pub(crate) type YamlEntry<'a> = (Cow<'a, str>, YamlNode<'a>);
 
 /// A YAML value with the 1-based line (in the `SKILL.md` file) where it starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct YamlNode {
+pub(crate) struct YamlNode<'a> {
     /// The value.
-    pub value: YamlValue,
+    pub value: YamlValue<'a>,
     /// 1-based line in the `SKILL.md` file.
     pub line: u32,
 }
 
-impl YamlValue {
+impl YamlValue<'_> {
     /// The scalar text, if this is a scalar.
     pub(crate) fn as_str(&self) -> Option<&str> {
         match self {
@@ -137,7 +141,7 @@ impl YamlValue {
                 if *plain {
                     resolve_plain(text)
                 } else {
-                    serde_json::Value::String(text.clone())
+                    serde_json::Value::String(text.to_string())
                 }
             }
             YamlValue::Sequence(items) => {
@@ -146,7 +150,7 @@ impl YamlValue {
             YamlValue::Mapping(entries) => serde_json::Value::Object(
                 entries
                     .iter()
-                    .map(|(k, v)| (k.clone(), v.value.to_json()))
+                    .map(|(k, v)| (k.to_string(), v.value.to_json()))
                     .collect(),
             ),
         }
@@ -274,8 +278,8 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, SplitError> {
 /// The result of parsing frontmatter YAML: a tree (if one could be built) and the
 /// problems found on the way.
 #[derive(Debug)]
-pub(crate) struct Parsed {
-    pub(crate) root: Option<YamlNode>,
+pub(crate) struct Parsed<'a> {
+    pub(crate) root: Option<YamlNode<'a>>,
     pub(crate) diagnostics: Vec<Diagnostic>,
 }
 
@@ -349,7 +353,7 @@ pub fn max_expanded_bytes(text_len: usize) -> usize {
 }
 
 struct PendingKey {
-    text: String,
+    text: Cow<'static, str>,
     line: u32,
     line0: usize,
     col0: usize,
@@ -358,13 +362,13 @@ struct PendingKey {
 
 enum Frame {
     Seq {
-        items: Vec<YamlNode>,
+        items: Vec<YamlNode<'static>>,
         line: u32,
         anchor: usize,
         size: Size,
     },
     Map {
-        entries: Vec<(String, YamlNode)>,
+        entries: Vec<(Cow<'static, str>, YamlNode<'static>)>,
         pending_key: Option<PendingKey>,
         line: u32,
         anchor: usize,
@@ -460,7 +464,7 @@ fn position(marker: &Marker) -> (usize, usize) {
 ///
 /// Flat, simple frontmatter takes the [`fast`] path (the same result, without the
 /// parser); everything else is parsed from events by [`parse_yaml_saphyr`].
-pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
+pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parsed<'_> {
     if let Some(parsed) = fast::parse_fast(text, first_line) {
         return parsed;
     }
@@ -469,7 +473,7 @@ pub(crate) fn parse_yaml(text: &str, first_line: u32, rules: YamlRules) -> Parse
 
 /// Parses frontmatter YAML into a tree from `saphyr-parser` events, with every
 /// budget, limit and diagnostic; [`parse_yaml`] without the fast path.
-pub(crate) fn parse_yaml_saphyr(text: &str, first_line: u32, rules: YamlRules) -> Parsed {
+pub(crate) fn parse_yaml_saphyr(text: &str, first_line: u32, rules: YamlRules) -> Parsed<'static> {
     let source = Source::new(text, first_line);
     let mut diagnostics = Vec::new();
     match build(&source, rules, &mut diagnostics) {
@@ -522,7 +526,7 @@ fn build(
     source: &Source<'_>,
     rules: YamlRules,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<Option<YamlNode>, Box<Diagnostic>> {
+) -> Result<Option<YamlNode<'static>>, Box<Diagnostic>> {
     let text = source.text;
     if let Some((at, c)) = first_non_printable(text) {
         let message = format!(
@@ -538,8 +542,8 @@ fn build(
     let mut budget = Budget::new(text.len());
     let mut stack: Vec<Frame> = Vec::new();
     // Anchor ids are unique per parser (a redefined name gets a new id).
-    let mut anchors: BTreeMap<usize, (YamlNode, Size)> = BTreeMap::new();
-    let mut root: Option<YamlNode> = None;
+    let mut anchors: BTreeMap<usize, (YamlNode<'static>, Size)> = BTreeMap::new();
+    let mut root: Option<YamlNode<'static>> = None;
     let mut documents = 0usize;
 
     let mut parser = Parser::new_from_str(text);
@@ -594,7 +598,7 @@ fn build(
                 (
                     YamlNode {
                         value: YamlValue::Scalar {
-                            text: text.into_owned(),
+                            text: Cow::Owned(text.into_owned()),
                             plain: style == ScalarStyle::Plain,
                         },
                         line,
@@ -1209,7 +1213,7 @@ impl<'a> CharIndex<'a> {
 mod tests {
     use super::*;
 
-    fn parse(text: &str, strict: bool) -> Parsed {
+    fn parse(text: &str, strict: bool) -> Parsed<'_> {
         parse_yaml(text, 2, YamlRules { strict })
     }
 

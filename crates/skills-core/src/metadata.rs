@@ -149,7 +149,7 @@ impl SkillMetadata {
             map.serialize_entry("allowed-tools", &self.allowed_tools.join(" "))?;
         }
         for (key, value) in &self.extra {
-            if key != PARSED_KEY && !SPEC_FIELDS.contains(&key.as_str()) {
+            if key != PARSED_KEY && !SPEC_FIELDS.contains(&&**key) {
                 map.serialize_entry(key, value)?;
             }
         }
@@ -274,7 +274,7 @@ impl SkillMetadata {
             YamlValue::Mapping(entries) => Some(
                 entries
                     .into_iter()
-                    .map(|(key, node)| (key, node.value.to_json()))
+                    .map(|(key, node)| (key.into_owned(), node.value.to_json()))
                     .collect(),
             ),
             _ => None,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
 
 use crate::diagnostic::{Code, Diagnostic, Severity};
-use crate::frontmatter::{self, SplitError, YamlNode, YamlRules, YamlValue};
+use crate::frontmatter::{self, SplitError, YamlEntry, YamlNode, YamlRules, YamlValue};
 use crate::metadata::{
     ContextMode, EXTENSION_FIELDS, Extensions, MAX_COMPATIBILITY_CHARS, MAX_DESCRIPTION_CHARS,
     SPEC_FIELDS, SkillMetadata,
@@ -390,7 +390,7 @@ fn parse_inner(
 
     if strict {
         for (key, node) in &entries {
-            if !SPEC_FIELDS.contains(&key.as_str()) {
+            if !SPEC_FIELDS.contains(&&**key) {
                 out.push(
                     Diagnostic::error(
                         Code::FieldUnknown,
@@ -409,7 +409,7 @@ fn parse_inner(
         let unknown = || {
             entries
                 .iter()
-                .filter(|(key, _)| !SPEC_FIELDS.contains(&key.as_str()))
+                .filter(|(key, _)| !SPEC_FIELDS.contains(&&**key))
         };
         if let Some((_, first)) = unknown().next() {
             let (noun, verb, them) = if unknown().nth(1).is_none() {
@@ -522,8 +522,8 @@ fn parse_inner(
     let ((name, title), description) = (name?, description?);
     let extra: BTreeMap<String, serde_json::Value> = entries
         .iter()
-        .filter(|(k, _)| !SPEC_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.value.to_json()))
+        .filter(|(k, _)| !SPEC_FIELDS.contains(&&**k))
+        .map(|(k, v)| (k.to_string(), v.value.to_json()))
         .collect();
     let mut metadata_out = SkillMetadata::new(name, description);
     metadata_out.title = title;
@@ -541,7 +541,9 @@ fn parse_inner(
         .min(text.len());
     let body_line = text
         .get(..body_offset)
-        .map_or(0, |before| before.matches('\n').count())
+        .map_or(0, |before| {
+            memchr::memchr_iter(b'\n', before.as_bytes()).count()
+        })
         .saturating_add(1);
     Some(SkillDocument {
         metadata: metadata_out,
@@ -554,12 +556,12 @@ fn parse_inner(
 }
 
 struct Fields<'a> {
-    entries: &'a [(String, YamlNode)],
+    entries: &'a [YamlEntry<'a>],
     fence_line: u32,
 }
 
 impl<'a> Fields<'a> {
-    fn get(&self, key: &str) -> Option<&'a YamlNode> {
+    fn get(&self, key: &str) -> Option<&'a YamlNode<'a>> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
@@ -876,7 +878,7 @@ impl fmt::Display for NameProblems<'_> {
     }
 }
 
-fn describe(value: &YamlValue) -> &'static str {
+fn describe(value: &YamlValue<'_>) -> &'static str {
     match value {
         YamlValue::Scalar { .. } => "an empty string",
         other => other.kind_name(),
@@ -1086,7 +1088,7 @@ fn is_rule(line: &str) -> bool {
 /// The `metadata` map's string values. Other values are dropped with a
 /// warning, except under `quiet_keys` (read as requirements instead).
 fn check_metadata(
-    node: Option<&YamlNode>,
+    node: Option<&YamlNode<'_>>,
     quiet_keys: &[&str],
     out: &mut Vec<Diagnostic>,
 ) -> BTreeMap<String, String> {
@@ -1110,9 +1112,9 @@ fn check_metadata(
     for (key, value) in entries {
         match value.value.as_str() {
             Some(text) => {
-                map.insert(key.clone(), text.to_owned());
+                map.insert(key.to_string(), text.to_owned());
             }
-            None if quiet_keys.contains(&key.as_str()) => {}
+            None if quiet_keys.contains(&&**key) => {}
             None => out.push(
                 Diagnostic::warning(
                     Code::MetadataValueNotString,

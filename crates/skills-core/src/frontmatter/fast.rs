@@ -26,6 +26,8 @@
 //! the event-based path, and that path reports no diagnostic, so none is built
 //! here.
 
+use std::borrow::Cow;
+
 use super::{Parsed, YamlNode, YamlValue};
 
 /// Frontmatter larger than this is left to the event-based path.
@@ -37,34 +39,41 @@ pub(super) const MAX_FAST_LINES: usize = 256;
 const MAX_KEY_BYTES: usize = 128;
 
 /// A top-level key whose value is still being read.
-enum Open {
+enum Open<'a> {
     /// `key:` with nothing after it; the next non-blank line decides.
-    Pending { key: String, line: u32 },
+    Pending { key: &'a str, line: u32 },
     /// A nested block mapping indented by `indent` spaces.
     Map {
-        key: String,
+        key: &'a str,
         line: u32,
         indent: usize,
-        entries: Vec<(String, YamlNode)>,
+        entries: Entries<'a>,
     },
     /// A block list indented by `indent` spaces.
     Seq {
-        key: String,
+        key: &'a str,
         line: u32,
         indent: usize,
-        items: Vec<YamlNode>,
+        items: Vec<YamlNode<'a>>,
     },
 }
 
-impl Open {
+/// A mapping's entries; keys and scalars borrow from the frontmatter.
+type Entries<'a> = Vec<(Cow<'a, str>, YamlNode<'a>)>;
+
+/// Room made for a block list or nested mapping at its first line (most
+/// hold a few values).
+const NESTED_CAPACITY: usize = 4;
+
+impl<'a> Open<'a> {
     /// The finished `(key, value)` entry.
-    fn finish(self) -> (String, YamlNode) {
+    fn finish(self) -> (Cow<'a, str>, YamlNode<'a>) {
         match self {
             Open::Pending { key, line } => (
-                key,
+                Cow::Borrowed(key),
                 YamlNode {
                     value: YamlValue::Scalar {
-                        text: String::new(),
+                        text: Cow::Borrowed(""),
                         plain: true,
                     },
                     line,
@@ -73,7 +82,7 @@ impl Open {
             Open::Map {
                 key, line, entries, ..
             } => (
-                key,
+                Cow::Borrowed(key),
                 YamlNode {
                     value: YamlValue::Mapping(entries),
                     line,
@@ -82,7 +91,7 @@ impl Open {
             Open::Seq {
                 key, line, items, ..
             } => (
-                key,
+                Cow::Borrowed(key),
                 YamlNode {
                     value: YamlValue::Sequence(items),
                     line,
@@ -94,15 +103,16 @@ impl Open {
 
 /// Parses `text` if it is in the fast subset (see the module doc); `None` means
 /// "not handled" and the caller must use the event-based path.
-pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed> {
+pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed<'_>> {
     if text.is_empty() || text.len() > MAX_FAST_BYTES || !chars_ok(text) {
         return None;
     }
     let body = text.strip_suffix('\n').unwrap_or(text);
-    let mut entries: Vec<(String, YamlNode)> = Vec::new();
+    let mut entries: Entries<'_> = Vec::with_capacity(TOP_CAPACITY);
     let mut root_line: Option<u32> = None;
-    let mut open: Option<Open> = None;
-    for (line0, raw) in body.split('\n').enumerate() {
+    let mut open: Option<Open<'_>> = None;
+    for (line0, raw) in lines(body).enumerate() {
+        let raw = raw?;
         if line0 >= MAX_FAST_LINES {
             return None;
         }
@@ -124,23 +134,25 @@ pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed> {
                 line: key_line,
             }) => {
                 if let Some(item) = rest.strip_prefix("- ") {
-                    let value = scalar(item, line)?;
+                    let mut items = Vec::with_capacity(NESTED_CAPACITY);
+                    items.push(scalar(item, line)?);
                     open = Some(Open::Seq {
                         key,
                         line: key_line,
                         indent,
-                        items: vec![value],
+                        items,
                     });
                     continue;
                 }
                 if indent > 0 {
                     let (nested_key, value) = key_value(rest, line)?;
-                    let value = value?;
+                    let mut entries = Vec::with_capacity(NESTED_CAPACITY);
+                    entries.push((Cow::Borrowed(nested_key), value?));
                     open = Some(Open::Map {
                         key,
                         line: key_line,
                         indent,
-                        entries: vec![(nested_key, value)],
+                        entries,
                     });
                     continue;
                 }
@@ -161,7 +173,7 @@ pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed> {
                     if nested.iter().any(|(k, _)| *k == nested_key) {
                         return None;
                     }
-                    nested.push((nested_key, value));
+                    nested.push((Cow::Borrowed(nested_key), value));
                     open = Some(Open::Map {
                         key,
                         line: key_line,
@@ -213,7 +225,7 @@ pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed> {
         root_line.get_or_insert(line);
         let (key, value) = key_value(rest, line)?;
         match value {
-            Some(value) => push_unique(&mut entries, (key, value))?,
+            Some(value) => push_unique(&mut entries, (Cow::Borrowed(key), value))?,
             None => open = Some(Open::Pending { key, line }),
         }
     }
@@ -229,8 +241,32 @@ pub(crate) fn parse_fast(text: &str, first_line: u32) -> Option<Parsed> {
     })
 }
 
+/// Room made for the top-level keys (most frontmatter has a few).
+const TOP_CAPACITY: usize = 8;
+
+/// The lines of `text` (split at `\n`, as `str::split` does), found with a
+/// vectorized search; an item is `None` only if a cut were not on a
+/// character boundary, which a `\n` always is.
+fn lines(text: &str) -> impl Iterator<Item = Option<&str>> {
+    let mut start = 0;
+    let mut cuts = memchr::memchr_iter(b'\n', text.as_bytes());
+    let mut done = false;
+    std::iter::from_fn(move || {
+        if done {
+            return None;
+        }
+        let end = cuts.next().unwrap_or_else(|| {
+            done = true;
+            text.len()
+        });
+        let line = text.get(start..end);
+        start = end + 1;
+        Some(line)
+    })
+}
+
 /// Adds an entry, or declines on a duplicate key (the event-based path reports it).
-fn push_unique(entries: &mut Vec<(String, YamlNode)>, entry: (String, YamlNode)) -> Option<()> {
+fn push_unique<'a>(entries: &mut Entries<'a>, entry: (Cow<'a, str>, YamlNode<'a>)) -> Option<()> {
     if entries.iter().any(|(k, _)| *k == entry.0) {
         return None;
     }
@@ -240,18 +276,18 @@ fn push_unique(entries: &mut Vec<(String, YamlNode)>, entry: (String, YamlNode))
 
 /// Splits `key: value` or `key:` (the line without its indentation) into the key
 /// and, unless it is empty, the value located at `line`.
-fn key_value(rest: &str, line: u32) -> Option<(String, Option<YamlNode>)> {
-    let colon = rest.find(':')?;
-    let key = &rest[..colon];
+fn key_value(rest: &str, line: u32) -> Option<(&str, Option<YamlNode<'_>>)> {
+    let colon = memchr::memchr(b':', rest.as_bytes())?;
+    let key = rest.get(..colon)?;
     if !is_simple_key(key) {
         return None;
     }
-    let after = &rest[colon + 1..];
+    let after = rest.get(colon + 1..)?;
     if after.is_empty() {
-        return Some((key.to_owned(), None));
+        return Some((key, None));
     }
     let value = after.strip_prefix(' ')?.trim_start_matches(' ');
-    Some((key.to_owned(), Some(scalar(value, line)?)))
+    Some((key, Some(scalar(value, line)?)))
 }
 
 /// A key the fast path accepts: a short ASCII word.
@@ -268,7 +304,7 @@ fn is_simple_key(key: &str) -> bool {
 }
 
 /// A one-line scalar in the subset, or `None`.
-fn scalar(value: &str, line: u32) -> Option<YamlNode> {
+fn scalar(value: &str, line: u32) -> Option<YamlNode<'_>> {
     let (text, plain) = match value.as_bytes().first()? {
         b'"' => {
             let inner = value.strip_prefix('"')?.strip_suffix('"')?;
@@ -293,23 +329,21 @@ fn scalar(value: &str, line: u32) -> Option<YamlNode> {
     };
     Some(YamlNode {
         value: YamlValue::Scalar {
-            text: text.to_owned(),
+            text: Cow::Borrowed(text),
             plain,
         },
         line,
     })
 }
 
-/// Whether `value` has none of `: `, `#`, `[`, `]`, `{` and `}`, in one pass
-/// over its bytes (all ASCII: no byte of a multi-byte UTF-8 character is one
-/// of them).
+/// Whether `value` has none of `: `, `#`, `[`, `]`, `{` and `}`, in three
+/// vectorized searches over its bytes (all ASCII: no byte of a multi-byte
+/// UTF-8 character is one of them).
 fn plain_safe(value: &str) -> bool {
     let bytes = value.as_bytes();
-    !bytes.iter().enumerate().any(|(i, &b)| match b {
-        b'#' | b'[' | b']' | b'{' | b'}' => true,
-        b':' => bytes.get(i + 1) == Some(&b' '),
-        _ => false,
-    })
+    memchr::memchr3(b'#', b'[', b']', bytes).is_none()
+        && memchr::memchr2(b'{', b'}', bytes).is_none()
+        && memchr::memchr_iter(b':', bytes).all(|i| bytes.get(i + 1) != Some(&b' '))
 }
 
 /// Characters that may not start a plain scalar in the subset (YAML's indicators,
@@ -344,7 +378,10 @@ fn is_indicator(b: u8) -> bool {
 /// U+00A0, U+2028, U+2029 and U+FEFF.
 fn chars_ok(text: &str) -> bool {
     if text.is_ascii() {
-        return text.bytes().all(|b| matches!(b, b'\n' | b' '..=b'~'));
+        // Folded without stopping early, so the compiler can vectorize it.
+        return text
+            .bytes()
+            .fold(true, |ok, b| ok & matches!(b, b'\n' | b' '..=b'~'));
     }
     text.chars().all(|c| match c {
         '\n' | ' '..='~' => true,
@@ -379,6 +416,20 @@ mod tests {
             }
         }
         Ok(true)
+    }
+
+    proptest::proptest! {
+        /// The vectorized search answers as a plain reading of the rule.
+        #[test]
+        fn plain_safe_agrees_with_the_rule(value in "[a-z :#{}\\[\\]]{0,24}|\\PC{0,12}") {
+            let bytes = value.as_bytes();
+            let expected = !bytes.iter().enumerate().any(|(i, &b)| match b {
+                b'#' | b'[' | b']' | b'{' | b'}' => true,
+                b':' => bytes.get(i + 1) == Some(&b' '),
+                _ => false,
+            });
+            proptest::prop_assert_eq!(plain_safe(&value), expected);
+        }
     }
 
     #[test]

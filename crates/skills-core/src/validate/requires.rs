@@ -19,7 +19,7 @@
 //! and reads none of this.
 
 use crate::diagnostic::{Code, Diagnostic};
-use crate::frontmatter::{self, YamlNode, YamlRules, YamlValue};
+use crate::frontmatter::{self, YamlEntry, YamlNode, YamlRules, YamlValue};
 use crate::requirements::{Requirements, normalize_os};
 
 /// The `metadata` keys read here (or, for `hermes`, known to be another host's
@@ -55,7 +55,7 @@ const OS_NAMES: &[&str] = &[
 /// The map a string value holds when it is written as one JSON or YAML flow
 /// map (`'{"openclaw": {"requires": ...}}'`); `None` for any other string or
 /// a string that does not parse as a map.
-pub(super) fn inline_map(node: &YamlNode) -> Option<YamlNode> {
+pub(super) fn inline_map<'n>(node: &'n YamlNode<'_>) -> Option<YamlNode<'n>> {
     let text = node.value.as_str()?;
     if !text.trim_start().starts_with('{') {
         return None;
@@ -73,8 +73,8 @@ pub(super) fn inline_map(node: &YamlNode) -> Option<YamlNode> {
 /// frontmatter's fields; `metadata` the `metadata` value, already turned into
 /// a map when it was written as one string.
 pub(super) fn read(
-    entries: &[(String, YamlNode)],
-    metadata: Option<&YamlNode>,
+    entries: &[YamlEntry<'_>],
+    metadata: Option<&YamlNode<'_>>,
     out: &mut Vec<Diagnostic>,
 ) -> Requirements {
     let mut reader = Reader {
@@ -82,7 +82,7 @@ pub(super) fn read(
         always: false,
         out,
     };
-    let meta: &[(String, YamlNode)] = match metadata.map(|node| &node.value) {
+    let meta: &[YamlEntry<'_>] = match metadata.map(|node| &node.value) {
         Some(YamlValue::Mapping(meta)) => meta,
         _ => &[],
     };
@@ -117,7 +117,7 @@ pub(super) fn read(
     }
 }
 
-fn get<'a>(entries: &'a [(String, YamlNode)], key: &str) -> Option<&'a YamlNode> {
+fn get<'a, 'y>(entries: &'a [YamlEntry<'y>], key: &str) -> Option<&'a YamlNode<'y>> {
     entries.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
@@ -138,7 +138,7 @@ struct Reader<'o> {
 }
 
 impl Reader<'_> {
-    fn invalid(&mut self, path: &str, node: &YamlNode, expected: &str) {
+    fn invalid(&mut self, path: &str, node: &YamlNode<'_>, expected: &str) {
         self.out.push(
             Diagnostic::warning(
                 Code::RequirementsInvalid,
@@ -155,9 +155,9 @@ impl Reader<'_> {
     fn map<'n>(
         &mut self,
         path: &str,
-        node: &'n YamlNode,
-        parsed: &'n mut Option<YamlNode>,
-    ) -> Option<&'n [(String, YamlNode)]> {
+        node: &'n YamlNode<'_>,
+        parsed: &'n mut Option<YamlNode<'n>>,
+    ) -> Option<&'n [YamlEntry<'n>]> {
         if node.value.as_str().is_some() {
             *parsed = inline_map(node);
         }
@@ -172,14 +172,14 @@ impl Reader<'_> {
     }
 
     /// `metadata.openclaw` and its former names.
-    fn namespace(&mut self, path: &str, node: &YamlNode) {
+    fn namespace(&mut self, path: &str, node: &YamlNode<'_>) {
         let mut parsed = None;
         let Some(entries) = self.map(path, node, &mut parsed) else {
             return;
         };
         for (key, value) in entries {
             let path = format!("{path}.{key}");
-            match key.as_str() {
+            match &**key {
                 "requires" => self.requires(&path, value),
                 "os" => {
                     let os = self.names(&path, value);
@@ -196,7 +196,7 @@ impl Reader<'_> {
     }
 
     /// A `requires` map: `bins`, `anyBins`, `env`, `tools`, `os`.
-    fn requires(&mut self, path: &str, node: &YamlNode) {
+    fn requires(&mut self, path: &str, node: &YamlNode<'_>) {
         let mut parsed = None;
         let Some(entries) = self.map(path, node, &mut parsed) else {
             return;
@@ -214,7 +214,7 @@ impl Reader<'_> {
 
     /// A list of names; a string is a list of names separated by commas or
     /// spaces. Items that are not strings are reported and skipped.
-    fn names(&mut self, path: &str, node: &YamlNode) -> Vec<String> {
+    fn names(&mut self, path: &str, node: &YamlNode<'_>) -> Vec<String> {
         let mut out = Vec::new();
         match &node.value {
             YamlValue::Scalar { text, .. } => split_names(text, &mut out),
@@ -232,7 +232,7 @@ impl Reader<'_> {
     }
 
     /// Hermes' `required_environment_variables`: names, or maps with a `name`.
-    fn env_vars(&mut self, path: &str, node: &YamlNode) {
+    fn env_vars(&mut self, path: &str, node: &YamlNode<'_>) {
         let YamlValue::Sequence(items) = &node.value else {
             let names = self.names(path, node);
             merge(&mut self.req.env, names);
@@ -240,7 +240,7 @@ impl Reader<'_> {
         };
         for item in items {
             let name = match &item.value {
-                YamlValue::Scalar { text, .. } => Some(text.as_str()),
+                YamlValue::Scalar { text, .. } => Some(&**text),
                 YamlValue::Mapping(entries) => get(entries, "name").and_then(|n| n.value.as_str()),
                 YamlValue::Sequence(_) => None,
             };
@@ -261,7 +261,7 @@ impl Reader<'_> {
 
     /// Top-level `platforms`: read as `os` only when every entry names an
     /// operating system (`platforms: [websites, apps]` means something else).
-    fn platforms(&mut self, node: &YamlNode) {
+    fn platforms(&mut self, node: &YamlNode<'_>) {
         let mut names = Vec::new();
         match &node.value {
             YamlValue::Scalar { text, .. } => split_names(text, &mut names),
@@ -284,7 +284,7 @@ impl Reader<'_> {
     }
 
     /// `always: true` (OpenClaw): the skill is never gated.
-    fn always(&mut self, path: &str, node: &YamlNode) {
+    fn always(&mut self, path: &str, node: &YamlNode<'_>) {
         match node.value.as_str().map(str::trim) {
             Some("true" | "True" | "TRUE") => self.always = true,
             Some("false" | "False" | "FALSE" | "") => {}
