@@ -520,11 +520,12 @@ fn parse_inner(
     };
 
     let ((name, title), description) = (name?, description?);
-    let extra: BTreeMap<String, serde_json::Value> = entries
-        .iter()
-        .filter(|(k, _)| !SPEC_FIELDS.contains(&&**k))
-        .map(|(k, v)| (k.to_string(), v.value.to_json()))
-        .collect();
+    // Inserted one by one: a few fields fill one node, where collecting
+    // first gathers and sorts them in a vector of their own.
+    let mut extra: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+    for (k, v) in entries.iter().filter(|(k, _)| !SPEC_FIELDS.contains(&&**k)) {
+        extra.insert(k.to_string(), v.value.to_json());
+    }
     let mut metadata_out = SkillMetadata::new(name, description);
     metadata_out.title = title;
     metadata_out.license = license;

@@ -939,7 +939,9 @@ impl Walk<'_> {
             }
         };
         let mut names = entries;
-        names.sort();
+        // A listing holds no name twice: an unstable sort gives the one
+        // order, without the stable sort's buffer.
+        names.sort_unstable();
         tracing::trace!(folder = %dir.display(), entries = names.len(), "searching");
         let mut found = 0;
         for name in names {
