@@ -92,9 +92,9 @@ pub struct DiscoveredSkill {
 
 impl DiscoveredSkill {
     /// A skill at `dir` with nothing read yet.
-    fn empty(dir: &Path) -> Self {
+    fn empty(dir: PathBuf) -> Self {
         Self {
-            dir: dir.to_path_buf(),
+            dir,
             path: None,
             skill_md: None,
             document: None,
@@ -294,8 +294,9 @@ fn load_one(vfs: &dyn Vfs, options: &FsOptions, p: Pending, bodies: bool) -> Opt
                 stat: p.stat,
                 held: p.held,
             };
+            // The folder's path moves into the skill.
             Some(load_skill_md(
-                vfs, &p.dir, p.md, before, hint, options, bodies,
+                vfs, p.dir, p.md, before, hint, options, bodies,
             ))
         }
         None => load_skill_file(vfs, &p.dir, p.stat, options),
@@ -341,12 +342,20 @@ pub(crate) fn load_skill_dir_stamped(
 ) -> (DiscoveredSkill, Vec<Stamp>) {
     match find_skill_md_in(vfs, dir) {
         Some(md) => {
-            let loaded = load_skill_md(vfs, dir, md, Before::default(), hint, options, true);
+            let loaded = load_skill_md(
+                vfs,
+                dir.to_path_buf(),
+                md,
+                Before::default(),
+                hint,
+                options,
+                true,
+            );
             let stamps = std::iter::once(loaded.md).chain(loaded.sidecar).collect();
             (loaded.skill, stamps)
         }
         None => {
-            let mut skill = DiscoveredSkill::empty(dir);
+            let mut skill = DiscoveredSkill::empty(dir.to_path_buf());
             skill.diagnostics.push(Diagnostic::error(
                 Code::SkillMdMissing,
                 format!("`{}` has no SKILL.md", dir.display()),
@@ -368,7 +377,7 @@ pub(crate) fn load_skill_file_stamped(
     match load_skill_file(vfs, file, None, options) {
         Some(loaded) => (loaded.skill, vec![loaded.md]),
         None => {
-            let mut skill = DiscoveredSkill::empty(file);
+            let mut skill = DiscoveredSkill::empty(file.to_path_buf());
             skill.single_file = true;
             skill.diagnostics.push(Diagnostic::error(
                 Code::SkillMdMissing,
@@ -444,7 +453,7 @@ fn load_skill_file(
         Origin::new(Some(&shown), dir_name),
         &options.validation,
     );
-    let mut skill = DiscoveredSkill::empty(file);
+    let mut skill = DiscoveredSkill::empty(file.to_path_buf());
     skill.single_file = true;
     skill.skill_md = Some(file.to_path_buf());
     skill.document = outcome.document;
@@ -510,7 +519,7 @@ fn frontmatter_keys(bytes: &[u8]) -> FrontmatterKeys {
 /// before reading them.
 fn load_skill_md(
     vfs: &dyn Vfs,
-    dir: &Path,
+    dir: PathBuf,
     md: PathBuf,
     before: Before,
     hint: AgentsHint,
@@ -518,6 +527,7 @@ fn load_skill_md(
     body: bool,
 ) -> LoadedMd {
     let mut skill = DiscoveredSkill::empty(dir);
+    let dir = skill.dir.as_path();
     let failed = |skill: DiscoveredSkill, md: &Path, stat: Option<FileStat>| LoadedMd {
         skill,
         md: Stamp::new(md, stat),

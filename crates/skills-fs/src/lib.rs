@@ -65,7 +65,7 @@ pub use standard_roots::{
 };
 #[cfg(feature = "testing")]
 pub use vfs::{CountingFs, FsCounts, FsOp};
-pub use vfs::{DirEntries, FileKind, FileStat, RealFs, Vfs};
+pub use vfs::{DirEntries, FileKind, FileStat, HeldDir, RealFs, Vfs};
 
 /// The examples in `docs/providers.md`, compiled as doc tests.
 #[cfg(doctest)]
