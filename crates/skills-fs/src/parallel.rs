@@ -159,6 +159,10 @@ where
     let parent = tracing::Span::current();
     let (f, queue, parent) = (&f, &queue, &parent);
     std::thread::scope(|scope| {
+        // Owned here, so that a panic in `produce` or in `f` on this thread
+        // drops it while unwinding: the workers then see the queue close
+        // and end, and the scope can join them and re-raise the panic.
+        let tx = tx;
         let mut held: Vec<T> = Vec::new();
         let mut next = 0;
         let mut handles = Vec::new();
@@ -399,6 +403,36 @@ mod tests {
             by_producer.load(Ordering::SeqCst) > 0,
             "the producer mapped nothing while the worker lagged"
         );
+    }
+
+    /// A panic in `f` on the producer, while it maps batches itself, is
+    /// re-raised too (the workers waiting for more batches end).
+    #[test]
+    fn streamed_re_raises_a_panic_on_the_producer() {
+        let (done, result) = mpsc::channel();
+        std::thread::spawn(move || {
+            let result = std::panic::catch_unwind(|| {
+                let producer = std::thread::current().id();
+                map_streamed_on(
+                    1,
+                    |feed| {
+                        for start in (0..2_000).step_by(STREAM_BATCH) {
+                            feed.send((start..start + STREAM_BATCH).collect::<Vec<usize>>());
+                        }
+                    },
+                    |i| {
+                        let here = std::thread::current().id();
+                        assert!(here != producer, "item {i} on the producer");
+                        std::thread::sleep(std::time::Duration::from_micros(200));
+                    },
+                )
+            });
+            let _ = done.send(result.is_err());
+        });
+        let panicked = result
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("map_streamed hung after a panic on the producer");
+        assert!(panicked);
     }
 
     #[test]
