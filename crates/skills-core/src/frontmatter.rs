@@ -244,7 +244,7 @@ fn is_fence(line: &str) -> bool {
 /// The fences must be whole lines (trailing spaces and tabs allowed); a `---`
 /// substring inside a line never closes the frontmatter.
 pub(crate) fn split(text: &str) -> Result<Split<'_>, SplitError> {
-    let (first, mut rest) = match text.find('\n') {
+    let (first, rest) = match text.find('\n') {
         Some(i) => (&text[..i], &text[i + 1..]),
         None => (text, ""),
     };
@@ -252,27 +252,34 @@ pub(crate) fn split(text: &str) -> Result<Split<'_>, SplitError> {
         return Err(SplitError::Missing);
     }
     let fm_start = text.len() - rest.len();
-    let mut offset = fm_start;
-    loop {
-        if rest.is_empty() {
-            return Err(SplitError::Unclosed);
-        }
-        let (line, next) = match rest.find('\n') {
-            Some(i) => (&rest[..i], &rest[i + 1..]),
-            None => (rest, ""),
+    // Each line of `rest` in turn, its end found by a vectorized search;
+    // only a line that starts with `---` is looked at further.
+    let bytes = rest.as_bytes();
+    let mut start = 0;
+    let ends = memchr::memchr_iter(b'\n', bytes).map(Some);
+    for end in ends.chain(std::iter::once(None)) {
+        let (line_end, next) = match end {
+            Some(end) => (end, end + 1),
+            None => (bytes.len(), bytes.len()),
         };
-        if is_fence(line) {
-            let frontmatter = &text[fm_start..offset];
-            let body = text[text.len() - next.len()..].trim();
+        if start >= bytes.len() {
+            break;
+        }
+        if bytes[start..line_end].starts_with(b"---")
+            && let Some(line) = rest.get(start..line_end)
+            && is_fence(line)
+        {
+            let frontmatter = &text[fm_start..fm_start + start];
+            let body = rest.get(next..).unwrap_or("").trim();
             return Ok(Split {
                 frontmatter,
                 frontmatter_first_line: 2,
                 body,
             });
         }
-        offset += line.len() + 1;
-        rest = next;
+        start = next;
     }
+    Err(SplitError::Unclosed)
 }
 
 /// The result of parsing frontmatter YAML: a tree (if one could be built) and the
@@ -1238,6 +1245,47 @@ mod tests {
         assert_eq!(split(""), Err(SplitError::Missing));
         assert_eq!(split("---"), Err(SplitError::Unclosed));
         assert_eq!(split("---\n---").map(|s| s.frontmatter), Ok(""));
+    }
+
+    /// The split as first written, line by line with `str::find`: the
+    /// reference the vectorized [`split`] must agree with.
+    fn split_by_lines(text: &str) -> Result<Split<'_>, SplitError> {
+        let (first, mut rest) = match text.find('\n') {
+            Some(i) => (&text[..i], &text[i + 1..]),
+            None => (text, ""),
+        };
+        if !is_fence(first) {
+            return Err(SplitError::Missing);
+        }
+        let fm_start = text.len() - rest.len();
+        let mut offset = fm_start;
+        loop {
+            if rest.is_empty() {
+                return Err(SplitError::Unclosed);
+            }
+            let (line, next) = match rest.find('\n') {
+                Some(i) => (&rest[..i], &rest[i + 1..]),
+                None => (rest, ""),
+            };
+            if is_fence(line) {
+                return Ok(Split {
+                    frontmatter: &text[fm_start..offset],
+                    frontmatter_first_line: 2,
+                    body: text[text.len() - next.len()..].trim(),
+                });
+            }
+            offset += line.len() + 1;
+            rest = next;
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn split_agrees_with_the_line_by_line_split(
+            text in "(---[ \t]?\n)?([a-z: -]{0,6}\n?){0,8}(---\t?\n?)?[a-z\n -]{0,8}|\\PC{0,40}"
+        ) {
+            proptest::prop_assert_eq!(split(&text), split_by_lines(&text));
+        }
     }
 
     #[test]

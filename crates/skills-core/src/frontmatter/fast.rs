@@ -308,14 +308,14 @@ fn scalar(value: &str, line: u32) -> Option<YamlNode<'_>> {
     let (text, plain) = match value.as_bytes().first()? {
         b'"' => {
             let inner = value.strip_prefix('"')?.strip_suffix('"')?;
-            if inner.contains(['"', '\\']) {
+            if memchr::memchr2(b'"', b'\\', inner.as_bytes()).is_some() {
                 return None;
             }
             (inner, false)
         }
         b'\'' => {
             let inner = value.strip_prefix('\'')?.strip_suffix('\'')?;
-            if inner.contains('\'') {
+            if memchr::memchr(b'\'', inner.as_bytes()).is_some() {
                 return None;
             }
             (inner, false)
