@@ -344,7 +344,10 @@ fn malloc_arenas(pid: u32) -> Vec<String> {
         .filter(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
             let start = fields[0].split('-').next().unwrap();
-            fields.len() == 5 && u64::from_str_radix(start, 16).unwrap() % HEAP_MAX == 0
+            fields.len() == 5
+                && u64::from_str_radix(start, 16)
+                    .unwrap()
+                    .is_multiple_of(HEAP_MAX)
         })
         .map(str::to_owned)
         .collect()
