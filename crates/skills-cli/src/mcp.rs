@@ -72,6 +72,34 @@ pub(crate) fn tune_allocator() {
     skills_sandbox::malloc::limit_arenas(MALLOC_ARENAS);
 }
 
+/// How often `skills mcp` gives the allocator's free pages back to the
+/// kernel ([`trim_memory`]).
+///
+/// What a burst of requests freed stays with the allocator, in pages that
+/// live blocks keep it from shrinking past: after batches of 100 requests
+/// over stdio, 0.4 to 0.5 MiB of the 2.6 MiB of anonymous memory
+/// (`scripts/mcp-rss.py`). A trim takes well under a millisecond on a heap
+/// of this size; every 10 s it costs nothing measurable, and an idle server
+/// is back to its working set 10 s after its last request. The server
+/// already wakes every 2 s to look for changed skills.
+const TRIM_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Gives the allocator's free pages back to the kernel now (what the
+/// start-up freed: the scan of the skills, the catalog's drafts) and then
+/// every [`TRIM_INTERVAL`]. Never ends; does nothing where the allocator
+/// has no trim (`skills_sandbox::malloc::SUPPORTED`).
+async fn trim_memory() {
+    if !skills_sandbox::malloc::SUPPORTED {
+        return;
+    }
+    let mut every = tokio::time::interval(TRIM_INTERVAL);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        every.tick().await;
+        skills_sandbox::malloc::trim();
+    }
+}
+
 /// Threads of tokio's blocking pool when the run tools are off.
 ///
 /// Every blocking task of the server is then short (a file read, a write to
@@ -174,6 +202,7 @@ async fn serve(
         .build()
         .await
         .map_err(|err| Failure::usage(err.to_string()))?;
+    let trimming = tokio::spawn(trim_memory());
     let result = match args.http {
         None => skills_mcp::serve_stdio_until(&server, shutdown_signal())
             .await
@@ -202,6 +231,7 @@ async fn serve(
             Ok(0)
         }
     };
+    trimming.abort();
     if workspaces.is_some() {
         let _ = std::fs::remove_dir_all(&root);
     }
