@@ -73,6 +73,9 @@ fn main() -> ExitCode {
 /// and a lock held across that wait stops any of them that writes there.
 fn run(cli: Cli) -> Result<u8, Failure> {
     if matches!(cli.command, Command::Mcp { .. }) {
+        // A long-running server: before the provider or the runtime starts
+        // a thread.
+        mcp::tune_allocator();
         // Standard output carries the MCP messages: it must stay unlocked
         // and unbuffered here.
         return run_to(cli, &mut io::sink());

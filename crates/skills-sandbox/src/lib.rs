@@ -31,12 +31,14 @@
 //! Nothing of the skills workspace and no async runtime: it runs inside
 //! the sandbox, single-threaded, and forks. It is the only crate of the
 //! workspace allowed `unsafe` code, all of it in one module (`sys`) with a
-//! `// SAFETY:` comment on every block.
+//! `// SAFETY:` comment on every block; which is why it also holds the C
+//! allocator's settings that `skills mcp` uses ([`malloc`]).
 
 #[cfg(target_os = "linux")]
 mod confine;
 #[cfg(target_os = "linux")]
 mod init;
+pub mod malloc;
 pub mod protocol;
 #[cfg(target_os = "linux")]
 mod runner;

@@ -1,6 +1,7 @@
 //! The system calls no safe wrapper covers: `fork`, `unshare`, closing or
 //! marking descriptors this process did not open, `kill(-1)`, installing a
-//! seccomp filter, running code between `fork` and `exec`. The only module
+//! seccomp filter, running code between `fork` and `exec`, glibc's
+//! allocator settings (`mallopt`, `malloc_trim`). The only module
 //! of the workspace with `unsafe` code; each block says why it is sound.
 #![allow(unsafe_code)]
 
@@ -116,6 +117,26 @@ pub(crate) fn kill_all_others() {
     unsafe {
         libc::kill(-1, libc::SIGKILL);
     }
+}
+
+/// `mallopt(M_ARENA_MAX, arenas)`: glibc's allocator creates at most
+/// `arenas` arenas from now on. `false` when glibc refused the value.
+#[cfg(target_env = "gnu")]
+pub(crate) fn malloc_arena_max(arenas: libc::c_int) -> bool {
+    // SAFETY: `mallopt` takes two integers and only sets a parameter of
+    // the allocator, under its own lock; it may be called at any time,
+    // from any thread, and refuses a value it does not accept.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, arenas) == 1 }
+}
+
+/// `malloc_trim(0)`: glibc's allocator returns the free pages of all its
+/// arenas to the kernel. `true` when some memory was released.
+#[cfg(target_env = "gnu")]
+pub(crate) fn malloc_trim() -> bool {
+    // SAFETY: `malloc_trim` takes an integer and works on the allocator's
+    // own state under its locks; it may be called at any time, from any
+    // thread.
+    unsafe { libc::malloc_trim(0) == 1 }
 }
 
 /// Ends the process now (no destructors, no buffered output): for forked
