@@ -155,28 +155,6 @@ impl HeldDir {
             false
         }
     }
-
-    /// Holds `fd`, unless [`HeldDir::MAX`] are held already (then `fd` is
-    /// closed).
-    #[cfg(unix)]
-    #[cfg_attr(
-        not(any(
-            target_os = "linux",
-            target_os = "android",
-            target_os = "macos",
-            target_os = "ios",
-            target_os = "freebsd",
-            target_os = "netbsd",
-            target_os = "openbsd",
-            target_os = "dragonfly"
-        )),
-        allow(dead_code)
-    )]
-    fn hold(fd: std::os::fd::OwnedFd) -> Self {
-        Self {
-            slot: held::Slot::new(fd, &held::HELD, Self::MAX),
-        }
-    }
 }
 
 #[cfg(unix)]
@@ -529,7 +507,14 @@ mod listing {
         ) -> io::Result<(FileStat, Option<io::Result<DirEntries>>, HeldDir)> {
             let (meta, listing, fd) = stat_list_and_maybe_keep(path)?;
             let held = match (&listing, fd) {
-                (Some(Ok(_)), Some(fd)) => HeldDir::hold(fd),
+                // Held unless `HeldDir::MAX` are held already (then closed).
+                (Some(Ok(_)), Some(fd)) => HeldDir {
+                    slot: super::super::held::Slot::new(
+                        fd,
+                        &super::super::held::HELD,
+                        HeldDir::MAX,
+                    ),
+                },
                 _ => HeldDir::default(),
             };
             Ok((meta, listing, held))
