@@ -222,17 +222,22 @@ fn a_public_address_without_a_token_is_refused() {
     assert!(stderr.contains("SKILLS_MCP_TOKEN"), "{stderr}");
 }
 
-#[test]
-fn stdio_ends_cleanly_when_the_client_hangs_up() {
-    let dir = fixture();
-    let mut child = Command::new(skills())
+/// `skills mcp DIR` over piped standard input and output.
+fn stdio_server(dir: &std::path::Path) -> std::process::Child {
+    Command::new(skills())
         .arg("mcp")
-        .arg(dir.path())
+        .arg(dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn stdio_ends_cleanly_when_the_client_hangs_up() {
+    let dir = fixture();
+    let mut child = stdio_server(dir.path());
     {
         use std::io::Write as _;
         let mut stdin = child.stdin.take().unwrap();
@@ -277,14 +282,7 @@ fn stdio_bounds_its_threads_and_arenas_under_concurrent_requests() {
     use std::io::{BufRead as _, BufReader, Write as _};
 
     let dir = fixture();
-    let mut child = Command::new(skills())
-        .arg("mcp")
-        .arg(dir.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = stdio_server(dir.path());
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answer = || {
@@ -333,22 +331,43 @@ fn stdio_bounds_its_threads_and_arenas_under_concurrent_requests() {
 }
 
 /// The arenas of glibc's allocator besides the main one (the `[heap]`) in
-/// process `pid`: anonymous mappings that start on a multiple of 64 MiB,
-/// as glibc aligns each arena's heap to its 64 MiB maximum on 64-bit
-/// Linux (a thread stack or a large block starts there by chance only).
+/// process `pid`. glibc reserves each arena's heap as 64 MiB (its maximum on
+/// 64-bit Linux) aligned to 64 MiB: an anonymous read-write mapping that
+/// starts on a multiple of 64 MiB and, with the inaccessible (`---p`) rest
+/// of the reserve right after it, reaches the next multiple. A thread stack
+/// or a large block may start on such a boundary by chance, but does not
+/// fill the 64 MiB.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn malloc_arenas(pid: u32) -> Vec<String> {
     const HEAP_MAX: u64 = 64 << 20;
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
-    maps.lines()
-        .filter(|line| {
+    // (start, end, permissions, anonymous) of each mapping, in address order.
+    let regions: Vec<(u64, u64, &str, bool)> = maps
+        .lines()
+        .map(|line| {
             let fields: Vec<&str> = line.split_whitespace().collect();
-            let start = fields[0].split('-').next().unwrap();
-            fields.len() == 5
-                && u64::from_str_radix(start, 16)
-                    .unwrap()
-                    .is_multiple_of(HEAP_MAX)
+            let (start, end) = fields[0].split_once('-').unwrap();
+            (
+                u64::from_str_radix(start, 16).unwrap(),
+                u64::from_str_radix(end, 16).unwrap(),
+                fields[1],
+                fields.len() == 5,
+            )
         })
-        .map(str::to_owned)
+        .collect();
+    regions
+        .iter()
+        .enumerate()
+        .filter(|&(i, &(start, end, perms, anonymous))| {
+            let reserve_end = match regions.get(i + 1) {
+                Some(&(next, next_end, "---p", true)) if next == end => next_end,
+                _ => end,
+            };
+            anonymous
+                && perms == "rw-p"
+                && start.is_multiple_of(HEAP_MAX)
+                && reserve_end == start + HEAP_MAX
+        })
+        .map(|(_, (start, end, perms, _))| format!("{start:x}-{end:x} {perms}"))
         .collect()
 }
