@@ -142,13 +142,7 @@ def serve_http(wrap, binary, rounds):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    url = None
-    while url is None:
-        line = p.stderr.readline().decode()
-        if not line:
-            sys.exit("the server ended before printing its address")
-        m = re.search(r"(http://[0-9.:]+/mcp)", line)
-        url = m and m.group(1)
+    url = mcp_rss.server_url(p)
     for session in range(2):
         client = mcp_rss.Http(url)
         client.post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": mcp_rss.INIT})

@@ -164,17 +164,21 @@ def http_server(p, url, n, label, methods=METHODS):
             show(f"after {i + 1} requests", p.pid, f"{time.time() - started:.1f} s", by_file=i + 1 == n)
 
 
+def server_url(p):
+    """The URL `skills mcp --http` prints on its standard error (a pipe)."""
+    while True:
+        line = p.stderr.readline().decode()
+        if not line:
+            sys.exit("the server ended before printing its address")
+        m = re.search(r"(http://[0-9.:]+/mcp)", line)
+        if m:
+            return m.group(1)
+
+
 def cli_http(binary, root, n):
     p = subprocess.Popen([binary, "mcp", "--http", "0", root], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        url = None
-        while url is None:
-            line = p.stderr.readline().decode()
-            if not line:
-                sys.exit("the server ended before printing its address")
-            m = re.search(r"(http://[0-9.:]+/mcp)", line)
-            url = m and m.group(1)
-        http_server(p, url, n, "--http")
+        http_server(p, server_url(p), n, "--http")
     finally:
         p.terminate()
         p.wait()
