@@ -32,8 +32,10 @@
 //! the sandbox, single-threaded, and forks. It is the only crate of the
 //! workspace allowed `unsafe` code, all of it in one module (`sys`) with a
 //! `// SAFETY:` comment on every block; which is why it also holds the C
-//! allocator's settings that `skills mcp` uses ([`malloc`]).
+//! allocator's settings that `skills mcp` uses ([`malloc`]) and the release of
+//! its code's resident pages ([`code_pages`]).
 
+pub mod code_pages;
 #[cfg(target_os = "linux")]
 mod confine;
 #[cfg(target_os = "linux")]

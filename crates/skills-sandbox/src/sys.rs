@@ -139,6 +139,28 @@ pub(crate) fn malloc_trim() -> bool {
     unsafe { libc::malloc_trim(0) == 1 }
 }
 
+/// `madvise(MADV_DONTNEED)` on `len` bytes at `start`: the process's page
+/// tables forget those pages, and the next access maps them again from the
+/// file. `code_pages` calls it only on a whole private mapping that is not
+/// writable and holds no page of the process's own (`Anonymous: 0 kB`),
+/// recorded before any thread started among the objects the dynamic loader
+/// never unloads.
+pub(crate) fn drop_unwritten_file_pages(start: usize, len: usize) -> io::Result<()> {
+    // SAFETY: the range is a private, read-only file mapping every page of
+    // which is an unmodified page of its file (no private copy, so none
+    // written by the loader or a debugger), and it stays mapped for the
+    // life of the process. Dropping such pages changes no byte the program
+    // can read: a later access faults the same bytes back from the file.
+    // No Rust object lives in that memory apart from the program's code and
+    // constants, which are those bytes.
+    let rc = unsafe { libc::madvise(start as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
 /// Ends the process now (no destructors, no buffered output): for forked
 /// children of the helper.
 pub(crate) fn exit_now(code: i32) -> ! {
