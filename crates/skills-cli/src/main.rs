@@ -75,7 +75,7 @@ fn run(cli: Cli) -> Result<u8, Failure> {
     if matches!(cli.command, Command::Mcp { .. }) {
         // A long-running server: before the provider or the runtime starts
         // a thread.
-        mcp::tune_allocator();
+        mcp::tune_memory();
         // Standard output carries the MCP messages: it must stay unlocked
         // and unbuffered here.
         return run_to(cli, &mut io::sink());

@@ -234,6 +234,40 @@ fn stdio_server(dir: &std::path::Path) -> std::process::Child {
         .unwrap()
 }
 
+/// [`stdio_server`] after the MCP handshake: the server, its standard input,
+/// and a reader of its next answer.
+#[cfg(target_os = "linux")]
+fn stdio_session(
+    dir: &std::path::Path,
+) -> (
+    std::process::Child,
+    std::process::ChildStdin,
+    impl FnMut() -> Value,
+) {
+    use std::io::{BufRead as _, BufReader, Write as _};
+
+    let mut child = stdio_server(dir);
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = move || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<Value>(&line).unwrap()
+    };
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
+    )
+    .unwrap();
+    assert_eq!(answer()["id"], 0);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    (child, stdin, answer)
+}
+
 #[test]
 fn stdio_ends_cleanly_when_the_client_hangs_up() {
     let dir = fixture();
@@ -279,28 +313,10 @@ fn stdio_ends_cleanly_when_the_client_hangs_up() {
 #[cfg(target_os = "linux")]
 #[test]
 fn stdio_bounds_its_threads_and_arenas_under_concurrent_requests() {
-    use std::io::{BufRead as _, BufReader, Write as _};
+    use std::io::Write as _;
 
     let dir = fixture();
-    let mut child = stdio_server(dir.path());
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut answer = || {
-        let mut line = String::new();
-        stdout.read_line(&mut line).unwrap();
-        serde_json::from_str::<Value>(&line).unwrap()
-    };
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{{}},"clientInfo":{{"name":"t","version":"1"}}}}}}"#
-    )
-    .unwrap();
-    assert_eq!(answer()["id"], 0);
-    writeln!(
-        stdin,
-        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
-    )
-    .unwrap();
+    let (mut child, mut stdin, mut answer) = stdio_session(dir.path());
     let tasks = format!("/proc/{}/task", child.id());
     let threads = || std::fs::read_dir(&tasks).unwrap().count();
     let mut most = threads();
@@ -328,6 +344,70 @@ fn stdio_bounds_its_threads_and_arenas_under_concurrent_requests() {
     assert!(most <= 1 + 2 + 4, "{most} threads");
     #[cfg(all(target_env = "gnu", target_pointer_width = "64"))]
     assert!(arenas.is_empty(), "arenas besides the main one: {arenas:?}");
+}
+
+/// `skills mcp` gives back the pages of code it is no longer running: right
+/// after requests of every kind its executable's code holds some resident
+/// pages; after a few quiet seconds (its releases run every 2 s) only the
+/// code it ran since (the change poll, the release itself) is resident.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdio_releases_the_code_it_stopped_running() {
+    use std::io::Write as _;
+
+    let dir = fixture();
+    let (mut child, mut stdin, mut answer) = stdio_session(dir.path());
+    let requests = [
+        r#""method":"resources/list""#,
+        r#""method":"resources/read","params":{"uri":"skill://charts/references/styles.md"}"#,
+        r#""method":"tools/list""#,
+        r#""method":"tools/call","params":{"name":"load_skill","arguments":{"name":"charts"}}"#,
+        r#""method":"prompts/list""#,
+    ];
+    // A release may fall between the requests and the reading: the most
+    // of five rounds, 100 ms apart, is read after requests at least once.
+    let mut busy = 0;
+    for round in 0..5 {
+        for (k, request) in requests.iter().enumerate() {
+            let id = round * 10 + k + 1;
+            writeln!(stdin, r#"{{"jsonrpc":"2.0","id":{id},{request}}}"#).unwrap();
+            assert_eq!(answer()["id"], id);
+        }
+        busy = busy.max(resident_code_kib(child.id()));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(4500));
+    let quiet = resident_code_kib(child.id());
+    drop(stdin);
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    assert!(quiet * 10 < busy * 9, "{quiet} KiB quiet, {busy} KiB busy");
+}
+
+/// The resident KiB of the executable mappings of process `pid`'s own
+/// executable (`/proc/PID/smaps`).
+#[cfg(target_os = "linux")]
+fn resident_code_kib(pid: u32) -> u64 {
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap();
+    let exe = exe.to_string_lossy();
+    let smaps = std::fs::read_to_string(format!("/proc/{pid}/smaps")).unwrap();
+    let mut code = false;
+    let mut kib = 0;
+    for line in smaps.lines() {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        if fields
+            .first()
+            .is_some_and(|f| f.contains('-') && !f.ends_with(':'))
+        {
+            // `START-END PERMS OFFSET DEV INODE PATH`: the path is the first `/` on.
+            code = fields.get(1).is_some_and(|perms| perms.contains('x'))
+                && line
+                    .find('/')
+                    .is_some_and(|at| line[at..].trim_end() == exe);
+        } else if code && fields.first() == Some(&"Rss:") {
+            kib += fields[1].parse::<u64>().unwrap();
+        }
+    }
+    kib
 }
 
 /// The arenas of glibc's allocator besides the main one (the `[heap]`) in
