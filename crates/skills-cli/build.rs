@@ -11,11 +11,20 @@
 //!
 //! * `-T link/hot-text.ld`: a linker script (made by
 //!   `scripts/link-order.py`) that places the functions the MCP server runs
-//!   in an output section `.text.hot` before the rest of the code. It names
-//!   them without their hashes (`…17h*E`), so it keeps working when the code
-//!   or the compiler changes; a function it no longer names only stays where
-//!   it was. GNU ld and LLD read it; other linkers may not, so it is left out
-//!   when `RUSTFLAGS` choose mold or gold.
+//!   in an output section `.text.hot` before the rest of the code: first
+//!   what runs while it serves, then what only its start-up runs (the
+//!   server releases its code's pages every 2 s, so only the first group
+//!   stays resident). It names them by their v0 symbol names
+//!   (`-Csymbol-mangling-version=v0`, set in `.cargo/config.toml`), which
+//!   spell out each generic instance, without the parts that differ between
+//!   builds (crate disambiguators, back-references, the crate that
+//!   instantiated a generic function), so it keeps working
+//!   when the code or the compiler changes; a function it no longer names
+//!   only stays where it was. Built with legacy names (`RUSTFLAGS` in the
+//!   environment replace the config's), the build warns: the script then
+//!   places the standard library's functions only. GNU ld and LLD read it;
+//!   other linkers may not, so it is left out when `RUSTFLAGS` choose mold
+//!   or gold.
 //! * `-z pack-relative-relocs` (DT_RELR): the relative relocations of the
 //!   position-independent executable as a bitmap of a few KiB instead of a
 //!   table of 0.6 MiB that the dynamic loader reads whole at every start.
@@ -23,9 +32,9 @@
 //!   building for the machine it builds on (no cross build) and that
 //!   machine's glibc is 2.36 or later.
 //!
-//! `SKILLS_LINK_LAYOUT=0` turns both off; `SKILLS_LINK_MAP=FILE` also writes
-//! the linker's map (input sections with their addresses), which
-//! `scripts/link-order.py` reads.
+//! `SKILLS_LINK_LAYOUT=0` turns both off; `SKILLS_LINK_MAP=FILE` writes the
+//! linker's map (input sections with their addresses) with or without them:
+//! `scripts/link-order.py` reads the map of a release build without them.
 
 use std::env;
 use std::path::PathBuf;
@@ -39,6 +48,11 @@ fn main() {
     let var = |name: &str| env::var(name).unwrap_or_default();
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("PROFILE") != "release" {
         return;
+    }
+    let arg = |value: &str| println!("cargo:rustc-link-arg-bin=skills={value}");
+    if let Some(map) = env::var_os("SKILLS_LINK_MAP").filter(|m| !m.is_empty()) {
+        arg("-Xlinker");
+        arg(&format!("-Map={}", PathBuf::from(map).display()));
     }
     if var("SKILLS_LINK_LAYOUT") == "0" {
         return;
@@ -54,7 +68,13 @@ fn main() {
         );
         return;
     }
-    let arg = |value: &str| println!("cargo:rustc-link-arg-bin=skills={value}");
+    if !flags.contains("symbol-mangling-version=v0") {
+        println!(
+            "cargo:warning=RUSTFLAGS replace -Csymbol-mangling-version=v0 \
+             (.cargo/config.toml): the MCP server's code is grouped less tightly \
+             (see crates/skills-cli/build.rs)"
+        );
+    }
     let script = PathBuf::from(var("CARGO_MANIFEST_DIR")).join("link/hot-text.ld");
     if script.is_file() {
         // The compiler driver's `-T FILE`, two arguments: the path may hold a
@@ -64,10 +84,6 @@ fn main() {
     }
     if var("CARGO_CFG_TARGET_ENV") == "gnu" && var("HOST") == var("TARGET") && glibc_has_relr() {
         arg("-Wl,-z,pack-relative-relocs");
-    }
-    if let Some(map) = env::var_os("SKILLS_LINK_MAP").filter(|m| !m.is_empty()) {
-        arg("-Xlinker");
-        arg(&format!("-Map={}", PathBuf::from(map).display()));
     }
 }
 
