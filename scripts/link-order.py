@@ -17,25 +17,29 @@ handshake, every kind of request over standard input and output and over
 --http, errors, the change poll, shutdown) in one output section, `.text.hot`,
 ahead of the rest of the code: first the functions it runs once serving
 (after the first request of each kind), then those only its start-up runs.
-The server drops its mappings of code every 2 s (`skills_sandbox::code_pages`),
-so what it keeps resident is the first group. The kernel maps an executable in 64 KiB
-windows around each page fault, so the server's file-backed resident memory
-is the number of windows its code touches: about 120 of the 157 in the
-binary when that code is scattered by the compiler, about 45 when it is
-together. crates/skills-cli/build.rs passes the script to the linker of
-release builds on Linux.
+The server drops its mappings of code every 2 s
+(`skills_sandbox::code_pages`), so what it keeps resident is the first
+group. The kernel maps an executable in 64 KiB windows around each page
+fault, so the server's file-backed resident memory is the number of windows
+its code touches: about 120 of the 157 in the binary when that code is
+scattered by the compiler, about 30 when it is together (20 of them the
+serving code). crates/skills-cli/build.rs passes the script to the linker
+of release builds on Linux.
 
 How: the binary serves examples/skills under valgrind's callgrind, which
 records the address of every instruction that runs; where `perf` works, a
 second, native run samples the functions that run on this machine's CPU but
-not on valgrind's (SHA-NI, for one). The map turns addresses into names. The build uses Rust's v0 symbol names
-(.cargo/config.toml), which spell out each generic function's instance;
-each name is written without what differs between builds (a crate's
-disambiguator `Cs*_`, back-references `B*_`, legacy hashes `…17h*E`), so
-the script still applies after the code, the compiler or the build profile
-change. Built with legacy names (`RUSTFLAGS` in the environment replace the
-config), a name would match every instance of a generic function. A function the script does
-not name stays where it was: a stale script costs memory, never correctness.
+not on valgrind's (SHA-NI, for one). The map (LLD's format: rustc links
+with LLD on x86-64 Linux) turns addresses into names. The build uses
+Rust's v0 symbol names (.cargo/config.toml), which spell out each generic
+function's instance; each name is written without what differs between
+builds (a crate's disambiguator `Cs*_`, back-references `B*_`, the crate
+that instantiated a generic function, legacy hashes `…17h*E`), so the
+script still applies after the code, the compiler or the build profile
+change. Built with legacy names (`RUSTFLAGS` in the environment replace
+the config), a name would match every instance of a generic function. A
+function the script does not name stays where it was: a stale script costs
+memory, never correctness.
 
 Requires valgrind (and optionally perf). Standard library only.
 """
@@ -173,7 +177,7 @@ def serve_http(wrap, binary, rounds, started=lambda pid: None):
 
 
 class Sections:
-    """The functions of the binary by address, from the linker's map (GNU ld or LLD)."""
+    """The functions of the binary by address, from LLD's map of its link."""
 
     def __init__(self, path):
         rows, output = [], None
@@ -196,7 +200,7 @@ class Sections:
         self.rows = rows
         self.starts = [r[0] for r in rows]
         if len(rows) < MIN_FUNCTIONS:
-            sys.exit(f"{path}: {len(rows)} functions; is it the linker map of the release build?")
+            sys.exit(f"{path}: {len(rows)} functions; is it LLD's map of the release build?")
 
     def name(self, address):
         i = bisect.bisect_right(self.starts, address) - 1
@@ -269,7 +273,7 @@ def perf_addresses(perf_data, binary):
         capture_output=True,
         text=True,
     ).stdout
-    maps, addresses = [], set()
+    maps, addresses, loads = [], set(), elf_loads(binary)
     for line in out.splitlines():
         # PERF_RECORD_MMAP2 PID/TID: [START(LENGTH) @ OFFSET ...]: r-xp PATH
         m = re.search(r"MMAP2? .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ (?:0x)?([0-9a-f]+)\b.*\]: \S+ (.+)$", line)
@@ -284,7 +288,7 @@ def perf_addresses(perf_data, binary):
         for start, length, offset in maps:
             if start <= ip < start + length:
                 file_offset = ip - start + offset
-                for seg_offset, vaddr, size in elf_loads(binary):
+                for seg_offset, vaddr, size in loads:
                     if seg_offset <= file_offset < seg_offset + size:
                         addresses.add(file_offset - seg_offset + vaddr)
     return addresses

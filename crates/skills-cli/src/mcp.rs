@@ -94,7 +94,7 @@ pub(crate) fn tune_memory() {
 /// stays mapped, and counts in the resident set, until it is released; what
 /// runs again comes back from the page cache in a minor fault per 64 KiB.
 /// Start-up runs about 1.9 MiB of the server's code, of which serving needs
-/// about 1.3 MiB (`scripts/mcp-rss.py` over HTTP: a peak of 6.0 MiB
+/// about 1.2 MiB (`scripts/mcp-rss.py` over HTTP: a peak of 6.0 MiB
 /// resident during start-up, 4.5 to 4.8 MiB while serving 100 000 requests).
 ///
 /// The allocator: what a burst of requests freed stays with it, in pages
